@@ -1,0 +1,32 @@
+# Thin wrapper: install what is missing, configure, build, run.
+#   make demo   - set-up, build, run the bundled water example (examples/water)
+#   make test   - set-up, build, run every test (ctest)
+# Variables: BUILD (build folder), CMAKE_ARGS (extra configure flags), JOBS.
+
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_ARGS ?=
+DEBIAN_PACKAGES = cmake make gcc pkg-config git libhdf5-dev libjansson-dev librandom123-dev \
+	libnetcdf-dev libxxhash-dev libcmocka-dev libopenmpi-dev openmpi-bin python3 python3-pytest
+
+.PHONY: all deps configure build demo test clean
+
+all: build
+
+deps:
+	@./scripts/install_deps.sh $(DEBIAN_PACKAGES)
+
+configure: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	cd examples/water && ../../$(BUILD)/halomd run -f demo.mdp -c water.gro -m water.dp -deffnm demo
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,106 @@
+/* Run parameters: the .mdp-style `key = value` file, -set overrides, and the effective
+ * parameter echo (like grompp's mdout.mdp).
+ *
+ * Names follow GROMACS where the concept exists; dashes and underscores in keys are equivalent.
+ * Units are halomd's (LAMMPS metal): Å, ps, K. The full key list with defaults, units and
+ * allowed values lives in one table in params.c, which is also what docs/parameters.md
+ * describes and what hmd_params_write() prints.
+ */
+#ifndef HMD_CORE_PARAMS_H
+#define HMD_CORE_PARAMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum hmd_tcoupl {
+    HMD_TCOUPL_NO,
+    HMD_TCOUPL_VRESCALE, /* Bussi stochastic velocity rescaling (CSVR) */
+    HMD_TCOUPL_LANGEVIN, /* Langevin friction + noise on every atom */
+};
+
+enum hmd_precision {
+    HMD_PRECISION_DOUBLE, /* everything in double */
+    HMD_PRECISION_MIXED,  /* networks in float, positions/accumulation/integration in double */
+};
+
+enum hmd_comm_mode {
+    HMD_COMM_LINEAR, /* remove centre-of-mass velocity every nstcomm steps */
+    HMD_COMM_NONE,
+};
+
+#define HMD_PATH_MAX 4096
+#define HMD_PARAMS_MAX_KEYS 48
+
+/* Where a value came from, for messages and the parameter echo. */
+struct hmd_param_origin {
+    const char *file; /* file name, or "-set", or NULL for a default */
+    int line;         /* 1-based line in file, 0 otherwise */
+};
+
+struct hmd_params {
+    /* integration */
+    char integrator[16]; /* "md-vv" (velocity Verlet); "md" is accepted as an alias */
+    double dt;           /* time step (ps) */
+    int64_t nsteps;      /* number of steps; -1 = run forever */
+    /* neighbour list */
+    int nstlist;          /* rebuild every nstlist steps; 0 = only when an atom moved skin/2 */
+    double verlet_buffer; /* skin added to the model cut-off (Å); from rlist - rcut if rlist set */
+    double rlist;         /* list cut-off (Å); 0 = rcut + verlet_buffer */
+    /* temperature coupling */
+    enum hmd_tcoupl tcoupl;
+    double tau_t; /* coupling time (ps) */
+    double ref_t; /* reference temperature (K) */
+    int64_t ld_seed; /* seed of the thermostat noise; -1 = from the clock (logged) */
+    /* centre-of-mass motion */
+    enum hmd_comm_mode comm_mode;
+    int nstcomm; /* steps between centre-of-mass motion removal */
+    /* initial velocities */
+    bool gen_vel;     /* draw Maxwell-Boltzmann velocities at start */
+    double gen_temp;  /* temperature of the drawn velocities (K) */
+    int64_t gen_seed; /* seed; -1 = from the clock (logged) */
+    /* output intervals in steps; 0 = never */
+    int nstxout;       /* trajectory frames with positions */
+    int nstvout;       /* add velocities to trajectory frames */
+    int nstfout;       /* add forces to trajectory frames */
+    int nstenergy;     /* rows of the energy CSV */
+    int nstlog;        /* thermo lines in the log */
+    int nstcalcenergy; /* steps between energy/virial reductions; nstenergy, nstlog multiples */
+    /* halomd */
+    char model[HMD_PATH_MAX]; /* DeePMD-kit model file (.dp); -m on the command line overrides */
+    enum hmd_precision precision;
+    char backend[16]; /* "cpu" (only backend in this build) */
+    /* bookkeeping of hmd_params_read/hmd_params_set: origin of each key, in table order */
+    struct hmd_param_origin origin[HMD_PARAMS_MAX_KEYS];
+    char origin_file[HMD_PATH_MAX]; /* the file origin[].file points to */
+};
+
+
+/* Sets every parameter to its default. */
+void hmd_params_defaults(struct hmd_params *p);
+
+/* Reads an .mdp-style file into `p` (which should hold defaults): `key = value` lines, `;`
+ * starts a comment, blank lines ignored. Errors (HMD_ECONFIG, HMD_ENOINPUT when unreadable)
+ * name the file and line: an unknown key (with a "did you mean" suggestion), a key given twice
+ * (naming both lines), a line without '=', an empty value, a bad or out-of-range value. */
+int hmd_params_read(struct hmd_params *p, const char *path);
+
+/* Applies one "key=value" override from the command line (-set); same checks as a file line,
+ * the message names the option. May be called after hmd_params_read(); a key set twice with
+ * -set is an error, a key from the file is replaced. */
+int hmd_params_set(struct hmd_params *p, const char *assignment);
+
+/* Cross-parameter checks after all sources are applied: nstenergy and nstlog multiples of
+ * nstcalcenergy, ref_t given when tcoupl != no, rlist and verlet-buffer not both set, etc.
+ * `rcut` (Å) is the model cut-off, used to resolve rlist/verlet_buffer (rlist >= rcut).
+ * Messages name the keys. */
+int hmd_params_check(struct hmd_params *p, double rcut);
+
+/* Writes every parameter, defaults included, as `key = value ; origin` lines in table order,
+ * readable back by hmd_params_read(). */
+int hmd_params_write(const struct hmd_params *p, FILE *out);
+
+/* Origin of the value of `key` (any spelling); {NULL, 0} for a default or an unknown key. */
+struct hmd_param_origin hmd_params_origin(const struct hmd_params *p, const char *key);
+
+#endif /* HMD_CORE_PARAMS_H */
