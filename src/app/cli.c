@@ -1,8 +1,296 @@
+/* Command line: `halomd run|eval|info [options]`, GROMACS-style single-dash long options parsed
+ * with getopt_long_only (so -deffnm and --deffnm are the same; unique prefixes are accepted). */
 #include "app/cli.h"
 
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/error.h"
+#include "hmd_buildinfo.h"
+#include "io/backup.h"
+#include "io/eval_json.h"
+#include "io/model_dp.h"
+#include "io/structure.h"
+#include "md/forces.h"
+#include "md/run.h"
+#include "md/system.h"
+
+enum { MAX_SET = 64 };
+
+struct cli {
+    const char *mdp, *conf, *model, *deffnm, *out, *backend;
+    const char *set[MAX_SET];
+    int nset;
+    long long nsteps;
+    bool have_nsteps, verbose;
+};
+
+static const char usage_text[] =
+    "usage: halomd <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run    molecular dynamics\n"
+    "           halomd run -f md.mdp -c conf -m model.dp [-deffnm md] [-nsteps N] [-v]\n"
+    "                      [-set key=value]...\n"
+    "  eval   single-point energy, forces and virial of every frame (like dp test)\n"
+    "           halomd eval -m model.dp -c conf [-o out.json]\n"
+    "  info   summary of a model\n"
+    "           halomd info -m model.dp\n"
+    "\n"
+    "options:\n"
+    "  -f FILE        run parameters (.mdp-style key = value; see docs/parameters.md)\n"
+    "  -c FILE        structure: .gro, .pdb, .xyz (extended XYZ), LAMMPS data\n"
+    "  -m FILE        DeePMD-kit model (.dp, from `dp convert-backend model.pth model.dp`)\n"
+    "  -deffnm NAME   base name of the output files (default md)\n"
+    "  -nsteps N      number of steps (overrides the parameter file)\n"
+    "  -set KEY=VAL   override one run parameter (repeatable)\n"
+    "  -o FILE        eval output (JSON; default: standard output)\n"
+    "  -v             progress on stderr\n"
+    "  -h, -help      this help\n"
+    "  -version       version, git commit and build options\n"
+    "\n"
+    "Existing output files are backed up as #name.N#, never overwritten.\n"
+    "Exit codes follow sysexits.h: 64 usage, 65 bad input data, 66 missing input, 69 "
+    "unsupported,\n70 internal error, 73 cannot create output, 74 I/O error, 78 bad parameter.\n";
+
+static void print_version(void)
+{
+    printf("halomd %s (commit %s)\nbuild: %s, %s, features: %s\n", HMD_VERSION, HMD_GIT_COMMIT,
+           HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES[0] ? HMD_BUILD_FEATURES : "none");
+}
+
+static int parse(int argc, char **argv, struct cli *cli)
+{
+    enum { OPT_DEFFNM = 256, OPT_NSTEPS, OPT_SET, OPT_VERSION, OPT_BACKEND };
+    static const struct option options[] = {
+        {"f", required_argument, NULL, 'f'},
+        {"c", required_argument, NULL, 'c'},
+        {"m", required_argument, NULL, 'm'},
+        {"o", required_argument, NULL, 'o'},
+        {"v", no_argument, NULL, 'v'},
+        {"h", no_argument, NULL, 'h'},
+        {"help", no_argument, NULL, 'h'},
+        {"deffnm", required_argument, NULL, OPT_DEFFNM},
+        {"nsteps", required_argument, NULL, OPT_NSTEPS},
+        {"set", required_argument, NULL, OPT_SET},
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    opterr = 0;
+    optind = 2; /* argv[1] is the command */
+    int opt;
+    while ((opt = getopt_long_only(argc, argv, "f:c:m:o:vh", options, NULL)) != -1) {
+        switch (opt) {
+        case 'f': cli->mdp = optarg; break;
+        case 'c': cli->conf = optarg; break;
+        case 'm': cli->model = optarg; break;
+        case 'o': cli->out = optarg; break;
+        case 'v': cli->verbose = true; break;
+        case 'h': fputs(usage_text, stdout); exit(0);
+        case OPT_DEFFNM: cli->deffnm = optarg; break;
+        case OPT_BACKEND: cli->backend = optarg; break;
+        case OPT_VERSION: print_version(); exit(0);
+        case OPT_NSTEPS: {
+            char *end;
+            cli->nsteps = strtoll(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || cli->nsteps < -1) {
+                return hmd_error_set(HMD_EUSAGE, "-nsteps %s: expected an integer >= -1",
+                                     optarg);
+            }
+            cli->have_nsteps = true;
+            break;
+        }
+        case OPT_SET:
+            if (cli->nset == MAX_SET) {
+                return hmd_error_set(HMD_EUSAGE, "more than %d -set options", MAX_SET);
+            }
+            cli->set[cli->nset++] = optarg;
+            break;
+        case ':':
+            return hmd_error_set(HMD_EUSAGE, "option %s needs a value (see halomd -h)",
+                                 argv[optind - 1]);
+        default:
+            return hmd_error_set(HMD_EUSAGE, "unknown or ambiguous option %s (see halomd -h)",
+                                 argv[optind - 1]);
+        }
+    }
+    if (optind < argc) {
+        return hmd_error_set(HMD_EUSAGE, "unexpected argument '%s' (see halomd -h)",
+                             argv[optind]);
+    }
+    return HMD_OK;
+}
+
+static int require(const char *value, const char *option, const char *command)
+{
+    if (!value) {
+        return hmd_error_set(HMD_EUSAGE, "halomd %s needs %s (see halomd -h)", command, option);
+    }
+    return HMD_OK;
+}
+
+static int cmd_info(const struct cli *cli)
+{
+    struct hmd_dp_model model = {0};
+    int rc = require(cli->model, "-m model.dp", "info");
+    if (!rc) {
+        rc = hmd_model_read_dp(cli->model, &model);
+    }
+    if (!rc) {
+        printf("model           %s\n", cli->model);
+        hmd_model_print_summary(&model, stdout, "");
+    }
+    hmd_model_free(&model);
+    return rc;
+}
+
+/* Energy, forces and virial of one frame, in the frame's atom order. */
+static int eval_frame(const struct hmd_dp_model *model, const struct hmd_frame *frame,
+                      const char *path, struct hmd_eval_json *doc)
+{
+    struct hmd_atoms atoms = {0};
+    struct hmd_box box;
+    struct hmd_forces fs;
+    hmd_forces_init(&fs, model, 0.0);
+    int rc = hmd_system_init(&atoms, &box, frame, path, model);
+    if (!rc) {
+        rc = hmd_forces_rebuild(&fs, &atoms, &box);
+    }
+    if (!rc) {
+        rc = hmd_forces_compute(&fs, &atoms, true);
+    }
+    if (!rc) {
+        struct hmd_eval_frame_result res = {
+            .natoms = atoms.nlocal,
+            .energy = fs.energy,
+            .atom_energy = fs.atom_energy,
+            .force = atoms.f,
+            .virial = fs.virial,
+        };
+        rc = hmd_eval_json_add(doc, &res);
+    }
+    hmd_forces_free(&fs);
+    hmd_atoms_free(&atoms);
+    return rc;
+}
+
+static int cmd_eval(const struct cli *cli)
+{
+    struct hmd_dp_model model = {0};
+    struct hmd_frame *frames = NULL;
+    struct hmd_eval_json *doc = NULL;
+    int nframes = 0;
+    int rc = require(cli->model, "-m model.dp", "eval");
+    if (!rc) {
+        rc = require(cli->conf, "-c structure", "eval");
+    }
+    if (!rc) {
+        rc = hmd_model_read_dp(cli->model, &model);
+    }
+    if (!rc) {
+        rc = hmd_structure_read(cli->conf, &frames, &nframes);
+    }
+    if (rc) {
+        goto out;
+    }
+    const char *names[64];
+    for (int t = 0; t < model.ntypes && t < 64; t++) {
+        names[t] = model.type_map[t];
+    }
+    doc = hmd_eval_json_create(cli->model, cli->conf, names, model.ntypes);
+    if (!doc) {
+        rc = hmd_error_set(HMD_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int f = 0; f < nframes && !rc; f++) {
+        rc = eval_frame(&model, &frames[f], cli->conf, doc);
+        if (rc && nframes > 1) {
+            hmd_error_prefix(rc, "frame %d: ", f + 1);
+        }
+    }
+    if (rc) {
+        goto out;
+    }
+    /* outputs are touched only once every input has been read and evaluated */
+    if (cli->out) {
+        FILE *fp;
+        char note[512];
+        rc = hmd_output_open(cli->out, &fp, note, sizeof note);
+        if (!rc) {
+            if (note[0]) {
+                fprintf(stderr, "%s\n", note);
+            }
+            rc = hmd_eval_json_write(doc, fp, cli->out);
+            if (fclose(fp) && !rc) {
+                rc = hmd_error_set(HMD_EIO, "cannot write %s", cli->out);
+            }
+        }
+    } else {
+        rc = hmd_eval_json_write(doc, stdout, "standard output");
+    }
+out:
+    hmd_eval_json_destroy(&doc);
+    hmd_frames_free(frames, nframes);
+    hmd_model_free(&model);
+    return rc;
+}
+
+static int cmd_run(const struct cli *cli, int argc, char **argv)
+{
+    char cmdline[4096] = "";
+    size_t len = 0;
+    for (int k = 0; k < argc && len < sizeof cmdline; k++) {
+        len += (size_t)snprintf(cmdline + len, sizeof cmdline - len, "%s%s", k ? " " : "",
+                                argv[k]);
+    }
+    struct hmd_run_options opt = {
+        .mdp = cli->mdp,
+        .conf = cli->conf,
+        .model = cli->model,
+        .deffnm = cli->deffnm ? cli->deffnm : "md",
+        .nsteps = cli->nsteps,
+        .have_nsteps = cli->have_nsteps,
+        .verbose = cli->verbose,
+        .set = cli->set,
+        .nset = cli->nset,
+        .backend = cli->backend,
+        .cmdline = cmdline,
+    };
+    int rc = require(cli->conf, "-c structure", "run");
+    return rc ? rc : hmd_run(&opt);
+}
 
 int hmd_cli_main(int argc, char **argv)
 {
-    return HMD_OK;
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return hmd_error_set(HMD_EUSAGE, "no command given");
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "-help") || !strcmp(cmd, "--help")) {
+        fputs(usage_text, stdout);
+        return HMD_OK;
+    }
+    if (!strcmp(cmd, "-version") || !strcmp(cmd, "--version")) {
+        print_version();
+        return HMD_OK;
+    }
+    struct cli cli = {0};
+    int rc = parse(argc, argv, &cli);
+    if (rc) {
+        return rc;
+    }
+    if (!strcmp(cmd, "run")) {
+        return cmd_run(&cli, argc, argv);
+    }
+    if (!strcmp(cmd, "eval")) {
+        return cmd_eval(&cli);
+    }
+    if (!strcmp(cmd, "info")) {
+        return cmd_info(&cli);
+    }
+    return hmd_error_set(HMD_EUSAGE, "unknown command '%s'; commands: run, eval, info", cmd);
 }

@@ -32,25 +32,26 @@ enum hmd_comm_mode {
 #define HMD_PATH_MAX 4096
 #define HMD_PARAMS_MAX_KEYS 48
 
-/* Where a value came from, for messages and the parameter echo. */
+/* Where a value came from, for messages and the parameter echo. A file origin points into
+ * hmd_params.origin_file of the struct it belongs to, so it does not survive a struct copy. */
 struct hmd_param_origin {
-    const char *file; /* file name, or "-set", or NULL for a default */
+    const char *file; /* file name, "-set", "derived" (by hmd_params_check), or NULL: default */
     int line;         /* 1-based line in file, 0 otherwise */
 };
 
 struct hmd_params {
     /* integration */
-    char integrator[16]; /* "md-vv" (velocity Verlet); "md" is accepted as an alias */
+    char integrator[16]; /* "md-vv" (velocity Verlet); "md" is accepted and stored as "md-vv" */
     double dt;           /* time step (ps) */
     int64_t nsteps;      /* number of steps; -1 = run forever */
     /* neighbour list */
     int nstlist;          /* rebuild every nstlist steps; 0 = only when an atom moved skin/2 */
     double verlet_buffer; /* skin added to the model cut-off (Å); from rlist - rcut if rlist set */
-    double rlist;         /* list cut-off (Å); 0 = rcut + verlet_buffer */
+    double rlist;         /* list cut-off (Å); 0 until given or set by hmd_params_check */
     /* temperature coupling */
     enum hmd_tcoupl tcoupl;
-    double tau_t; /* coupling time (ps) */
-    double ref_t; /* reference temperature (K) */
+    double tau_t;    /* coupling time (ps) */
+    double ref_t;    /* reference temperature (K); no default: 0 until given */
     int64_t ld_seed; /* seed of the thermostat noise; -1 = from the clock (logged) */
     /* centre-of-mass motion */
     enum hmd_comm_mode comm_mode;
@@ -67,14 +68,13 @@ struct hmd_params {
     int nstlog;        /* thermo lines in the log */
     int nstcalcenergy; /* steps between energy/virial reductions; nstenergy, nstlog multiples */
     /* halomd */
-    char model[HMD_PATH_MAX]; /* DeePMD-kit model file (.dp); -m on the command line overrides */
+    char model[HMD_PATH_MAX]; /* DeePMD-kit model file (.dp), "" until given; -m overrides */
     enum hmd_precision precision;
-    char backend[16]; /* "cpu" (only backend in this build) */
+    char backend[16]; /* "auto", "cpu" or "cuda"; availability is checked when the run starts */
     /* bookkeeping of hmd_params_read/hmd_params_set: origin of each key, in table order */
     struct hmd_param_origin origin[HMD_PARAMS_MAX_KEYS];
     char origin_file[HMD_PATH_MAX]; /* the file origin[].file points to */
 };
-
 
 /* Sets every parameter to its default. */
 void hmd_params_defaults(struct hmd_params *p);
@@ -82,7 +82,9 @@ void hmd_params_defaults(struct hmd_params *p);
 /* Reads an .mdp-style file into `p` (which should hold defaults): `key = value` lines, `;`
  * starts a comment, blank lines ignored. Errors (HMD_ECONFIG, HMD_ENOINPUT when unreadable)
  * name the file and line: an unknown key (with a "did you mean" suggestion), a key given twice
- * (naming both lines), a line without '=', an empty value, a bad or out-of-range value. */
+ * (naming both lines), a line without '=', an empty key or value, a bad or out-of-range value.
+ * Call it at most once per struct, before hmd_params_set(). On error `p` may hold some of the
+ * file's values. */
 int hmd_params_read(struct hmd_params *p, const char *path);
 
 /* Applies one "key=value" override from the command line (-set); same checks as a file line,
@@ -90,15 +92,25 @@ int hmd_params_read(struct hmd_params *p, const char *path);
  * -set is an error, a key from the file is replaced. */
 int hmd_params_set(struct hmd_params *p, const char *assignment);
 
-/* Cross-parameter checks after all sources are applied: nstenergy and nstlog multiples of
- * nstcalcenergy, ref_t given when tcoupl != no, rlist and verlet-buffer not both set, etc.
- * `rcut` (Å) is the model cut-off, used to resolve rlist/verlet_buffer (rlist >= rcut).
- * Messages name the keys. */
+/* Cross-parameter checks after all sources are applied: every value within its range again
+ * (code may have changed the struct), nstenergy and nstlog multiples of nstcalcenergy, ref_t
+ * given when tcoupl != no, rlist and verlet-buffer not both given. `rcut` (Å, > 0) is the model
+ * cut-off: a given rlist must be >= rcut and sets verlet_buffer = rlist - rcut, otherwise
+ * rlist = rcut + verlet_buffer; the derived key's origin becomes "derived". Calling it again
+ * gives the same result. Messages (HMD_ECONFIG) name the keys and where their values came from. */
 int hmd_params_check(struct hmd_params *p, double rcut);
 
-/* Writes every parameter, defaults included, as `key = value ; origin` lines in table order,
- * readable back by hmd_params_read(). */
+/* Writes a header comment and every parameter, defaults included, as `key = value ; origin`
+ * lines in table order. Reading the output back with hmd_params_read() gives the same values:
+ * a key with no default that was not given (ref-t, rlist, model) and a key derived by
+ * hmd_params_check() are written as comment lines, so that they stay unset on reading.
+ * Returns HMD_EIO when writing fails. */
 int hmd_params_write(const struct hmd_params *p, FILE *out);
+
+/* Writes the Markdown table of every key (type, default, unit, allowed values, meaning) that
+ * docs/parameters.md contains; a unit test keeps the two identical. Returns HMD_EIO when
+ * writing fails. */
+int hmd_params_write_reference(FILE *out);
 
 /* Origin of the value of `key` (any spelling); {NULL, 0} for a default or an unknown key. */
 struct hmd_param_origin hmd_params_origin(const struct hmd_params *p, const char *key);

@@ -12,6 +12,8 @@
 #define HMD_IO_STRUCTURE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 #include "core/box.h"
 
@@ -32,6 +34,8 @@ struct hmd_frame {
     double *mass;       /* masses (g/mol); NULL unless the file gives them (LAMMPS Masses) */
     char (*element)[4]; /* element symbol per atom, capitalised ("O", "Cl"); "" if unknown */
     char (*name)[8];    /* atom name as written (GRO/PDB atom name, XYZ species, LAMMPS type) */
+    char (*resname)[8]; /* residue name (GRO/PDB); NULL for formats without residues */
+    int *resnr;         /* residue number (GRO/PDB); NULL for formats without residues */
     int *line;          /* line of the file where the atom is written (1-based), for messages */
     bool has_box;       /* false: the file has no cell; the system is not periodic */
     struct hmd_box box; /* cell (valid when has_box; periodic flags from the file) */
@@ -39,7 +43,8 @@ struct hmd_frame {
     char title[128];    /* title or comment line, may be empty */
 };
 
-/* Allocates the per-atom arrays of `frame` for `natoms` atoms, zeroed (v and mass stay NULL).
+/* Allocates the per-atom arrays of `frame` for `natoms` atoms, zeroed (v, mass, resname and
+ * resnr stay NULL).
  * Returns HMD_ENOMEM on failure. */
 int hmd_frame_alloc(struct hmd_frame *frame, int natoms);
 
@@ -58,7 +63,26 @@ enum hmd_structure_format hmd_structure_detect(const char *path);
  * holds *nframes >= 1 frames. */
 int hmd_structure_read(const char *path, struct hmd_frame **frames, int *nframes);
 
-/* Per-format readers, same contract as hmd_structure_read(). */
+/* Per-format readers, same contract as hmd_structure_read(). Atoms without a known element
+ * keep element "" (hmd_frame_map_types() reports them).
+ *
+ * GRO: positions nm -> Å, velocities nm/ps -> Å/ps; field width taken from the decimal points
+ * of the first atom line as GROMACS does; box of 3 or 9 values, all zero = no box; periodic in
+ * x, y, z; "t= <ps>" in the title gives the time; fills resname and resnr.
+ * PDB: CRYST1 -> lower-triangular h (a along x, b in the xy plane); no CRYST1 or the 1 1 1
+ * placeholder = no box; element from columns 77-78, else guessed; a frame ends at ENDMDL or
+ * END, so both MODEL/ENDMDL files and END-separated files (VMD) give several frames; fills
+ * resname (columns 18-21) and resnr.
+ * XYZ: extended XYZ as ASE writes it (Lattice, Properties, pbc, Time; velocities from vel,
+ * velo or velocities in Å/ps, or from ASE momenta and masses); a comment line without
+ * key=value pairs is plain XYZ: species x y z, no box. A species that is an element symbol in
+ * any case ("CL") is that element, any other is guessed ("OW" -> O).
+ * LAMMPS data: `units metal` is assumed (Å, Å/ps, g/mol); atom styles atomic, charge, full
+ * (and molecular/bond/angle through the `Atoms # style` hint) with optional image flags, which
+ * are applied; positions are shifted by -(xlo, ylo, zlo) so the cell starts at the origin;
+ * periodic in x, y, z; atoms sorted by id; mass per atom from Masses; element per type from a
+ * Masses comment naming it ("1 15.999 # O"), else from the mass (within 0.1 g/mol); name is
+ * the type number. */
 int hmd_gro_read(const char *path, struct hmd_frame **frames, int *nframes);
 int hmd_pdb_read(const char *path, struct hmd_frame **frames, int *nframes);
 int hmd_xyz_read(const char *path, struct hmd_frame **frames, int *nframes);
@@ -69,5 +93,53 @@ int hmd_lammps_data_read(const char *path, struct hmd_frame **frames, int *nfram
  * message naming the file (`path`), line, atom number, name and element, and the type map. */
 int hmd_frame_map_types(const struct hmd_frame *frame, const char *path,
                         const char *const *type_map, int ntypes, int *type);
+
+/* ---- Helpers shared by the readers above (src/io/structure.c) ---- */
+
+/* A text file read one line at a time, with the line number for messages. */
+struct hmd_text_file {
+    FILE *fp;
+    const char *path; /* borrowed */
+    char *line;       /* current line without its end-of-line characters (owned) */
+    size_t len;       /* strlen(line) */
+    size_t cap;       /* allocated size of line */
+    int lineno;       /* 1-based number of the current line; 0 before the first */
+};
+
+/* Opens `path` for reading. Returns HMD_ENOINPUT with the system's reason when it cannot. */
+int hmd_text_open(struct hmd_text_file *tf, const char *path);
+
+/* Reads the next line. Returns 1 when a line was read, 0 at the end of the file, HMD_EIO or
+ * HMD_ENOMEM on failure. */
+int hmd_text_next(struct hmd_text_file *tf);
+
+/* Closes the file and frees the line. Safe on a zeroed struct. */
+void hmd_text_close(struct hmd_text_file *tf);
+
+/* Splits `s` in place at blanks into at most `max` tokens; returns the number of tokens found,
+ * which may exceed `max` (only the first `max` are stored). */
+int hmd_text_split(char *s, char **tok, int max);
+
+/* Parses s[0..len) as one finite number (blanks around it allowed); false otherwise ("nan",
+ * "inf", "1.5x" and "" are all rejected). */
+bool hmd_text_parse_double(const char *s, size_t len, double *out);
+
+/* Parses s[0..len) as one decimal integer (blanks around it allowed); false otherwise. */
+bool hmd_text_parse_int(const char *s, size_t len, long long *out);
+
+/* Copies s[0..len) without surrounding blanks into dst (size n, truncating, always ended). */
+void hmd_text_copy_trimmed(char *dst, size_t n, const char *s, size_t len);
+
+/* Time (ps) from a title holding "t= <number>", as GROMACS writes .gro and PDB titles. Returns
+ * false (and leaves *t) when there is none. */
+bool hmd_text_title_time(const char *title, double *t);
+
+/* Sets the element of atom i to atomic number z (0: unknown, element ""). */
+void hmd_frame_set_element(struct hmd_frame *frame, int i, int z);
+
+/* Appends *frame to the array *frames of *nframes frames (capacity *cap, grown as needed);
+ * *frame is moved: on success it is zeroed and the array owns its arrays. HMD_ENOMEM leaves
+ * *frame as it was. */
+int hmd_frames_append(struct hmd_frame **frames, int *nframes, int *cap, struct hmd_frame *frame);
 
 #endif /* HMD_IO_STRUCTURE_H */

@@ -1,0 +1,17 @@
+/* Physical constants in halomd's units (LAMMPS metal: Å, eV, ps, g/mol, K, bar), from the
+ * CODATA 2018 exact values. */
+#ifndef HMD_CORE_UNITS_H
+#define HMD_CORE_UNITS_H
+
+#define HMD_BOLTZMANN 8.617333262e-5 /* k_B (eV/K) */
+
+/* (g/mol) (Å/ps)^2 in eV: 1e-3 kg / N_A * 1e4 m^2/s^2 / e. Kinetic energy = 0.5 m v^2 * this. */
+#define HMD_MVV2E (1e-3 / 6.02214076e23 * 1e4 / 1.602176634e-19)
+
+/* eV/Å^3 in bar: e * 1e30 / 1e5. */
+#define HMD_EV_PER_A3_TO_BAR (1.602176634e-19 * 1e30 / 1e5)
+
+/* Å^3 g/mol to g/cm^3 density: g/mol / N_A / (1e-24 cm^3). */
+#define HMD_AMU_PER_A3_TO_G_PER_CM3 (1.0 / 6.02214076e23 / 1e-24)
+
+#endif /* HMD_CORE_UNITS_H */

@@ -1,0 +1,54 @@
+#include "dd/halo_plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pulse, int peer,
+                           const double shift[3], int recv_offset)
+{
+    if (plan->nswap == plan->cap_swap) {
+        int cap = plan->cap_swap ? 2 * plan->cap_swap : 16;
+        void *p = realloc(plan->swap, (size_t)cap * sizeof *plan->swap);
+        if (!p) {
+            return hmd_error_set(HMD_ENOMEM, "out of memory for the halo plan");
+        }
+        plan->swap = p;
+        plan->cap_swap = cap;
+    }
+    struct hmd_halo_swap *s = &plan->swap[plan->nswap];
+    *s = (struct hmd_halo_swap){.dim = dim, .dir = dir, .pulse = pulse, .peer = peer,
+                                .send_offset = plan->nsend_total, .recv_offset = recv_offset};
+    memcpy(s->shift, shift, sizeof s->shift);
+    return plan->nswap++;
+}
+
+int hmd_halo_plan_add_send(struct hmd_halo_plan *plan, int k)
+{
+    if (plan->nsend_total == plan->cap_send) {
+        int cap = plan->cap_send ? 2 * plan->cap_send : 1024;
+        void *p = realloc(plan->send_list, (size_t)cap * sizeof *plan->send_list);
+        if (!p) {
+            return hmd_error_set(HMD_ENOMEM, "out of memory for the halo plan");
+        }
+        plan->send_list = p;
+        plan->cap_send = cap;
+    }
+    plan->send_list[plan->nsend_total++] = k;
+    plan->swap[plan->nswap - 1].nsend++;
+    return HMD_OK;
+}
+
+void hmd_halo_plan_clear(struct hmd_halo_plan *plan)
+{
+    plan->nswap = 0;
+    plan->nsend_total = 0;
+}
+
+void hmd_halo_plan_free(struct hmd_halo_plan *plan)
+{
+    free(plan->swap);
+    free(plan->send_list);
+    memset(plan, 0, sizeof *plan);
+}

@@ -1,0 +1,48 @@
+/* Halo plan: which atoms each swap sends, where the received ghosts go, and the periodic shift.
+ * Pure host bookkeeping, rebuilt at neighbour-list steps by the borders verb (comm/halo.h) and
+ * replayed by forward and reverse every step.
+ *
+ * Swaps run in order, staged along cell vector a, then b, then c, so ghosts made along a are
+ * sent again along b and c (edges and corners propagate). When the cut-off is larger than the
+ * cell, several pulses per direction send the ghosts of the previous pulse further.
+ */
+#ifndef HMD_DD_HALO_PLAN_H
+#define HMD_DD_HALO_PLAN_H
+
+#include <stddef.h>
+
+struct hmd_halo_swap {
+    int dim;         /* cell vector 0..2 the swap crosses */
+    int dir;         /* +1: ghosts are images shifted by +h[dim]; -1: by -h[dim] */
+    int pulse;       /* 1 for the first swap of (dim, dir), 2 for the next, ... */
+    int peer;        /* rank that receives (its own rank for the self transport) */
+    int nsend;       /* atoms sent */
+    int send_offset; /* first entry of this swap in plan->send_list */
+    int recv_offset; /* first ghost slot (index into the nall arrays) filled by this swap */
+    double shift[3]; /* Cartesian shift added to sent positions (Å) */
+};
+
+struct hmd_halo_plan {
+    int nswap;
+    struct hmd_halo_swap *swap; /* [nswap] in execution order (owned) */
+    int *send_list;             /* indices into the nall arrays, all swaps back to back (owned) */
+    int nsend_total;
+    double cutoff;              /* ghost cut-off the plan was built for (Å) */
+    int cap_swap;
+    int cap_send;
+};
+
+/* Appends a swap with no atoms yet; returns its index, or HMD_ENOMEM (negative). */
+int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pulse, int peer,
+                           const double shift[3], int recv_offset);
+
+/* Appends atom k to the send list of the last swap. HMD_ENOMEM on failure. */
+int hmd_halo_plan_add_send(struct hmd_halo_plan *plan, int k);
+
+/* Forgets the swaps, keeping capacity. */
+void hmd_halo_plan_clear(struct hmd_halo_plan *plan);
+
+/* Frees the plan and zeroes it. */
+void hmd_halo_plan_free(struct hmd_halo_plan *plan);
+
+#endif /* HMD_DD_HALO_PLAN_H */

@@ -1,0 +1,195 @@
+#include "md/report.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "hmd_buildinfo.h"
+#include "io/backup.h"
+
+void hmd_thermo_avg_add(struct hmd_thermo_avg *avg, const struct hmd_thermo *t)
+{
+    avg->n++;
+    avg->temp += t->temp;
+    avg->pe += t->pe;
+    avg->ke += t->ke;
+    avg->etot += t->etot;
+    avg->press += t->press;
+}
+
+void hmd_report_thermo_header(FILE *out)
+{
+    fprintf(out, "%12s %10s %10s %18s %14s %18s %18s %12s %12s\n", "Step", "Time(ps)", "Temp(K)",
+            "PotEng(eV)", "KinEng(eV)", "TotEng(eV)", "Conserved(eV)", "Press(bar)", "Volume(A3)");
+}
+
+void hmd_report_thermo_line(FILE *out, const struct hmd_thermo *t)
+{
+    fprintf(out, "%12lld %10.4f %10.3f %18.8f %14.8f %18.8f %18.8f %12.2f %12.3f\n",
+            (long long)t->step, t->time, t->temp, t->pe, t->ke, t->etot, t->conserved, t->press,
+            t->vol);
+    fflush(out);
+}
+
+/* ns/day, steps/s and friends from wall time; zero when nothing ran. */
+struct rates {
+    double ns_per_day, hours_per_ns, steps_per_s, atom_steps_per_s, us_per_step_atom;
+};
+
+static struct rates rates_of(const struct hmd_perf *perf)
+{
+    struct rates r = {0};
+    if (perf->wall > 0 && perf->nsteps > 0) {
+        r.steps_per_s = (double)perf->nsteps / perf->wall;
+        r.ns_per_day = (double)perf->nsteps * perf->dt * 1e-3 / (perf->wall / 86400.0);
+        r.hours_per_ns = 24.0 / r.ns_per_day;
+        r.atom_steps_per_s = r.steps_per_s * perf->natoms;
+        r.us_per_step_atom = 1e6 / r.atom_steps_per_s;
+    }
+    return r;
+}
+
+void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_thermo_avg *avg)
+{
+    if (avg->n > 0) {
+        const double n = (double)avg->n;
+        fprintf(out, "\nAverages over %ld energy evaluations:\n", avg->n);
+        fprintf(out, "  Temp %.3f K   PotEng %.8f eV   KinEng %.8f eV   TotEng %.8f eV   "
+                     "Press %.2f bar\n",
+                avg->temp / n, avg->pe / n, avg->ke / n, avg->etot / n, avg->press / n);
+    }
+    const struct rates r = rates_of(perf);
+    fprintf(out, "\nLoop time of %.6g s for %lld steps with %d atoms on %d thread%s (%ld "
+                 "neighbour-list builds)\n\n",
+            perf->wall, (long long)perf->nsteps, perf->natoms, perf->nthreads,
+            perf->nthreads == 1 ? "" : "s", perf->nbuilds);
+    fprintf(out, "%-16s %12s %10s %8s\n", "Section", "time (s)", "calls", "%total");
+    fprintf(out, "----------------------------------------------------\n");
+    double sum = 0.0;
+    for (int p = 0; p < HMD_TIMER_NPHASES; p++) {
+        sum += perf->timers.total[p];
+        fprintf(out, "%-16s %12.6g %10ld %7.2f%%\n", hmd_timer_name(p), perf->timers.total[p],
+                perf->timers.calls[p],
+                perf->wall > 0 ? 100.0 * perf->timers.total[p] / perf->wall : 0.0);
+    }
+    double other = perf->wall - sum;
+    fprintf(out, "%-16s %12.6g %10s %7.2f%%\n", "Other", other > 0 ? other : 0.0, "",
+            perf->wall > 0 ? 100.0 * (other > 0 ? other : 0.0) / perf->wall : 0.0);
+    fprintf(out, "\n%-12s %12s %12s %12s %16s %16s\n", "", "(ns/day)", "(hour/ns)", "(steps/s)",
+            "(atom-steps/s)", "(us/step/atom)");
+    fprintf(out, "%-12s %12.4g %12.4g %12.4g %16.4g %16.4g\n", "Performance:", r.ns_per_day,
+            r.hours_per_ns, r.steps_per_s, r.atom_steps_per_s, r.us_per_step_atom);
+    fflush(out);
+}
+
+void hmd_report_host(char *host, size_t host_len, char *cpu, size_t cpu_len)
+{
+    if (gethostname(host, host_len) != 0) {
+        snprintf(host, host_len, "unknown");
+    }
+    host[host_len - 1] = '\0';
+    snprintf(cpu, cpu_len, "unknown");
+    FILE *fp = fopen("/proc/cpuinfo", "r");
+    if (!fp) {
+        return;
+    }
+    char line[512];
+    while (fgets(line, sizeof line, fp)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            const char *colon = strchr(line, ':');
+            if (colon) {
+                snprintf(cpu, cpu_len, "%s", colon + 2);
+                cpu[strcspn(cpu, "\n")] = '\0';
+            }
+            break;
+        }
+    }
+    fclose(fp);
+}
+
+/* The effective parameters as a JSON object, parsed back from hmd_params_write's text. */
+static json_t *params_json(const struct hmd_params *p)
+{
+    json_t *obj = json_object();
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        return obj;
+    }
+    hmd_params_write(p, mem);
+    fclose(mem);
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        char *eq = strchr(line, '=');
+        if (line[0] == ';' || !eq) {
+            continue;
+        }
+        char *semi = strchr(eq, ';');
+        if (semi) {
+            *semi = '\0';
+        }
+        *eq = '\0';
+        char key[128], value[4096];
+        if (sscanf(line, " %127s", key) != 1) {
+            continue;
+        }
+        value[0] = '\0';
+        sscanf(eq + 1, " %4095[^\n]", value);
+        size_t n = strlen(value);
+        while (n && value[n - 1] == ' ') {
+            value[--n] = '\0';
+        }
+        json_object_set_new(obj, key, json_string(value));
+    }
+    free(buf);
+    return obj;
+}
+
+int hmd_report_perf_json(const char *path, const struct hmd_params *p, const char *conf,
+                         const char *model, const struct hmd_perf *perf,
+                         const struct hmd_thermo *last)
+{
+    char host[256], cpu[256], date[64], note[512];
+    hmd_report_host(host, sizeof host, cpu, sizeof cpu);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
+    const struct rates r = rates_of(perf);
+    json_t *phases = json_object();
+    for (int ph = 0; ph < HMD_TIMER_NPHASES; ph++) {
+        json_object_set_new(phases, hmd_timer_name(ph),
+                            json_pack("{s:f, s:I}", "seconds", perf->timers.total[ph], "calls",
+                                      (json_int_t)perf->timers.calls[ph]));
+    }
+    json_t *root = json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:i}, s:s, s:s, s:o, "
+        "s:{s:i, s:I, s:f, s:I}, s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o, s:{s:f, s:f, s:f}}",
+        "schema", "halomd-perf-1", "date", date, "build", "version", HMD_VERSION, "commit",
+        HMD_GIT_COMMIT, "type", HMD_BUILD_TYPE, "features", HMD_BUILD_FEATURES, "compiler",
+        HMD_COMPILER, "host", "name", host, "cpu", cpu, "threads", perf->nthreads, "structure",
+        conf, "model", model, "parameters", params_json(p), "system", "natoms", perf->natoms,
+        "nsteps", (json_int_t)perf->nsteps, "dt_ps", perf->dt, "neighbor_builds",
+        (json_int_t)perf->nbuilds, "performance", "wall_s", perf->wall, "ns_per_day",
+        r.ns_per_day, "hours_per_ns", r.hours_per_ns, "steps_per_s", r.steps_per_s,
+        "atom_steps_per_s", r.atom_steps_per_s, "us_per_step_atom", r.us_per_step_atom,
+        "phases", phases, "final", "temp_K", last->temp, "pe_eV", last->pe, "conserved_eV",
+        last->conserved);
+    if (!root) {
+        return hmd_error_set(HMD_ESOFTWARE, "cannot build the run record %s", path);
+    }
+    FILE *fp;
+    int rc = hmd_output_open(path, &fp, note, sizeof note);
+    if (!rc) {
+        if (json_dumpf(root, fp, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) ||
+            fputc('\n', fp) == EOF) {
+            rc = hmd_error_set(HMD_EIO, "cannot write %s", path);
+        }
+        if (fclose(fp) && !rc) {
+            rc = hmd_error_set(HMD_EIO, "cannot write %s", path);
+        }
+    }
+    json_decref(root);
+    return rc;
+}

@@ -1,0 +1,60 @@
+/* What a run reports: thermodynamic lines, the final performance table (log and stdout) and
+ * the machine-readable run record <deffnm>.perf.json. */
+#ifndef HMD_MD_REPORT_H
+#define HMD_MD_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/params.h"
+#include "core/timer.h"
+
+/* Thermodynamic state at one step. */
+struct hmd_thermo {
+    int64_t step;
+    double time;      /* ps */
+    double temp;      /* K */
+    double pe;        /* potential energy (eV) */
+    double ke;        /* kinetic energy (eV) */
+    double etot;      /* pe + ke (eV) */
+    double conserved; /* etot minus the energy the thermostat added (eV) */
+    double press;     /* pressure (bar); NaN for a non-periodic system */
+    double vol;       /* cell volume (Å^3); NaN for a non-periodic system */
+};
+
+/* Running sums for the averages printed at the end. */
+struct hmd_thermo_avg {
+    long n;
+    double temp, pe, ke, etot, press;
+};
+
+/* Throughput of a finished run. */
+struct hmd_perf {
+    int natoms;
+    int64_t nsteps;     /* steps integrated */
+    double dt;          /* ps */
+    double wall;        /* seconds spent in the step loop */
+    int nthreads;
+    long nbuilds;       /* neighbour-list builds */
+    struct hmd_timers timers;
+};
+
+void hmd_thermo_avg_add(struct hmd_thermo_avg *avg, const struct hmd_thermo *t);
+
+/* Column header and one line of the thermo table. */
+void hmd_report_thermo_header(FILE *out);
+void hmd_report_thermo_line(FILE *out, const struct hmd_thermo *t);
+
+/* Averages, the per-phase timing table and the performance line (GROMACS/LAMMPS style). */
+void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_thermo_avg *avg);
+
+/* Host name and CPU model, for logs and records. */
+void hmd_report_host(char *host, size_t host_len, char *cpu, size_t cpu_len);
+
+/* Writes the run record (build, host, parameters, system size, timings, throughput) to `path`
+ * (backed up if it exists). */
+int hmd_report_perf_json(const char *path, const struct hmd_params *p, const char *conf,
+                         const char *model, const struct hmd_perf *perf,
+                         const struct hmd_thermo *last);
+
+#endif /* HMD_MD_REPORT_H */

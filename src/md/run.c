@@ -1,0 +1,555 @@
+/* The MD run: set-up (every input read and checked before any output exists), the step loop,
+ * and the outputs. The loop reads as the algorithm (velocity Verlet):
+ *
+ *   integrate_first_half        v += f/m dt/2 ; x += v dt
+ *   neighbour-list step?        wrap, borders (new ghosts), neighbour list
+ *   otherwise                   forward halo (positions to ghosts)
+ *   compute_forces              Deep Potential on home atoms, ghosts as neighbours
+ *   reverse halo                ghost forces summed onto owners
+ *   integrate_second_half       v += f/m dt/2 ; thermostat
+ *   output step?                energies, log, trajectory
+ */
+#include "md/run.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "comm/halo.h"
+#include "core/error.h"
+#include "core/params.h"
+#include "core/rng.h"
+#include "core/threads.h"
+#include "core/units.h"
+#include "hmd_buildinfo.h"
+#include "io/backup.h"
+#include "io/energy_csv.h"
+#include "io/gro_write.h"
+#include "io/model_dp.h"
+#include "io/structure.h"
+#include "io/traj_netcdf.h"
+#include "io/traj_xyz.h"
+#include "md/forces.h"
+#include "md/integrate.h"
+#include "md/report.h"
+#include "md/system.h"
+#include "md/thermostat.h"
+
+enum { NAME_MAX_LEN = 4096 };
+
+struct md {
+    const struct hmd_run_options *opt;
+    struct hmd_params p;
+    char model_path[HMD_PATH_MAX];
+    struct hmd_dp_model model;
+    struct hmd_frame *frames; /* frames[0] is the start configuration (names, residues) */
+    int nframes;
+    struct hmd_atoms atoms;
+    struct hmd_box box;
+    struct hmd_forces fs;
+    struct hmd_thermostat th;
+    double ndof;             /* degrees of freedom of the kinetic energy */
+    double thermostat_work;  /* kinetic energy added by the thermostat so far (eV) */
+    int64_t step;
+    /* outputs (owned) */
+    FILE *log;
+    struct hmd_energy_csv *csv;
+    struct hmd_xyz_traj *xyz;
+    struct hmd_netcdf_traj *nc;
+    int64_t last_frame_step; /* step of the last trajectory frame, -1 before any */
+    /* reporting */
+    struct hmd_timers timers;
+    struct hmd_thermo last;
+    struct hmd_thermo_avg avg;
+    bool progress;           /* progress line on stderr */
+    bool progress_tty;       /* ... rewritten in place */
+    double t_start, t_last_progress;
+};
+
+/* ---- set-up: inputs only ---- */
+
+static int read_parameters(struct md *md)
+{
+    const struct hmd_run_options *opt = md->opt;
+    hmd_params_defaults(&md->p);
+    int rc = opt->mdp ? hmd_params_read(&md->p, opt->mdp) : HMD_OK;
+    for (int k = 0; k < opt->nset && !rc; k++) {
+        rc = hmd_params_set(&md->p, opt->set[k]);
+    }
+    if (!rc && opt->have_nsteps) {
+        char assignment[64];
+        snprintf(assignment, sizeof assignment, "nsteps=%lld", opt->nsteps);
+        rc = hmd_params_set(&md->p, assignment);
+    }
+    if (!rc && opt->backend) {
+        char assignment[64];
+        snprintf(assignment, sizeof assignment, "backend=%s", opt->backend);
+        rc = hmd_params_set(&md->p, assignment);
+    }
+    if (rc) {
+        return rc;
+    }
+    const char *model = opt->model ? opt->model : md->p.model;
+    if (!model[0]) {
+        return hmd_error_set(HMD_EUSAGE, "no model: give -m model.dp or `model = ...` in %s",
+                             opt->mdp ? opt->mdp : "the parameter file");
+    }
+    snprintf(md->model_path, sizeof md->model_path, "%s", model);
+    snprintf(md->p.model, sizeof md->p.model, "%s", model);
+    if (!strcmp(md->p.backend, "cuda")) {
+        return hmd_error_set(HMD_ENOTSUP,
+                             "backend = cuda: this halomd has no CUDA backend yet; use cpu");
+    }
+    if (md->p.precision == HMD_PRECISION_MIXED) {
+        return hmd_error_set(HMD_ENOTSUP,
+                             "precision = mixed needs the CUDA backend; the CPU backend runs in "
+                             "double");
+    }
+    return HMD_OK;
+}
+
+static double degrees_of_freedom(const struct md *md)
+{
+    double ndof = 3.0 * md->atoms.nlocal;
+    if (md->p.comm_mode == HMD_COMM_LINEAR && md->atoms.nlocal > 1) {
+        ndof -= 3.0;
+    }
+    return ndof;
+}
+
+static int set_up_system(struct md *md)
+{
+    const char *conf = md->opt->conf;
+    int rc = hmd_model_read_dp(md->model_path, &md->model);
+    if (!rc) {
+        rc = hmd_params_check(&md->p, md->model.rcut);
+    }
+    if (!rc) {
+        rc = hmd_structure_read(conf, &md->frames, &md->nframes);
+    }
+    if (!rc) {
+        rc = hmd_system_init(&md->atoms, &md->box, &md->frames[0], conf, &md->model);
+    }
+    if (rc) {
+        return rc;
+    }
+    if (md->nframes > 1) {
+        fprintf(stderr, "halomd: note: %s holds %d frames; the run starts from the first\n",
+                conf, md->nframes);
+    }
+    md->ndof = degrees_of_freedom(md);
+    if (md->p.gen_seed == -1) {
+        md->p.gen_seed = (int64_t)hmd_rng_seed_from_clock();
+    }
+    if (md->p.ld_seed == -1) {
+        md->p.ld_seed = (int64_t)hmd_rng_seed_from_clock() ^ 0x5DEECE66Dll;
+    }
+    if (md->p.gen_vel) {
+        hmd_generate_velocities(&md->atoms, md->p.gen_temp, (uint64_t)md->p.gen_seed,
+                                md->p.comm_mode == HMD_COMM_LINEAR, md->ndof);
+    } else if (md->p.comm_mode == HMD_COMM_LINEAR) {
+        hmd_remove_com_velocity(&md->atoms);
+    }
+    md->th = (struct hmd_thermostat){.ref_t = md->p.ref_t, .tau_t = md->p.tau_t,
+                                     .dt = md->p.dt, .ndof = md->ndof,
+                                     .seed = (uint64_t)md->p.ld_seed};
+    hmd_forces_init(&md->fs, &md->model, md->p.verlet_buffer);
+    /* the first borders also rejects a cell too small for the cut-off, before any output */
+    return hmd_forces_rebuild(&md->fs, &md->atoms, &md->box);
+}
+
+/* ---- outputs ---- */
+
+static void output_path(const struct md *md, const char *suffix, char *out, size_t len)
+{
+    snprintf(out, len, "%s%s", md->opt->deffnm, suffix);
+}
+
+static void log_note(struct md *md, const char *note)
+{
+    if (note[0]) {
+        fprintf(md->log, "%s\n", note);
+        fprintf(stderr, "halomd: %s\n", note);
+    }
+}
+
+static bool frames_wanted(const struct hmd_params *p)
+{
+    return p->nstxout > 0 || p->nstvout > 0 || p->nstfout > 0;
+}
+
+static void write_log_header(struct md *md)
+{
+    char host[256], cpu[256], date[64];
+    hmd_report_host(host, sizeof host, cpu, sizeof cpu);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+    FILE *o = md->log;
+    fprintf(o, "halomd %s (commit %s), %s build, %s, features: %s\n", HMD_VERSION, HMD_GIT_COMMIT,
+            HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES);
+    fprintf(o, "started %s on %s (%s), %d OpenMP thread%s\n", date, host, cpu,
+            hmd_thread_count(), hmd_thread_count() == 1 ? "" : "s");
+    if (md->opt->cmdline) {
+        fprintf(o, "command: %s\n", md->opt->cmdline);
+    }
+    fprintf(o, "\n--- model %s\n", md->model_path);
+    hmd_model_print_summary(&md->model, o, "  ");
+    fprintf(o, "\n--- system %s\n", md->opt->conf);
+    fprintf(o, "  atoms           %d\n", md->atoms.nlocal);
+    if (md->frames[0].has_box) {
+        const double(*h)[3] = md->box.h;
+        fprintf(o, "  cell (Å)        a = (%g %g %g)  b = (%g %g %g)  c = (%g %g %g)\n", h[0][0],
+                h[0][1], h[0][2], h[1][0], h[1][1], h[1][2], h[2][0], h[2][1], h[2][2]);
+        fprintf(o, "  periodic        %s %s %s, volume %.6g Å^3\n",
+                md->box.periodic[0] ? "a" : "-", md->box.periodic[1] ? "b" : "-",
+                md->box.periodic[2] ? "c" : "-", hmd_box_volume(&md->box));
+    } else {
+        fprintf(o, "  cell            none (not periodic)\n");
+    }
+    fprintf(o, "  degrees of freedom %.0f\n", md->ndof);
+    fprintf(o, "  neighbour list  rlist %g Å (skin %g Å), %d ghosts in %d swaps\n",
+            md->fs.rlist, md->p.verlet_buffer, md->atoms.nghost, md->fs.plan.nswap);
+    fprintf(o, "\n--- parameters (also in %s.mdout.mdp)\n", md->opt->deffnm);
+    hmd_params_write(&md->p, o);
+    fprintf(o, "\n");
+    fflush(o);
+}
+
+static int open_outputs(struct md *md)
+{
+    char path[NAME_MAX_LEN], note[NAME_MAX_LEN];
+    FILE *fp;
+    output_path(md, ".log", path, sizeof path);
+    int rc = hmd_output_open(path, &md->log, note, sizeof note);
+    if (rc) {
+        return rc;
+    }
+    log_note(md, note);
+    write_log_header(md);
+    output_path(md, ".mdout.mdp", path, sizeof path);
+    rc = hmd_output_open(path, &fp, note, sizeof note);
+    if (rc) {
+        return rc;
+    }
+    log_note(md, note);
+    hmd_params_write(&md->p, fp);
+    if (fclose(fp)) {
+        return hmd_error_set(HMD_EIO, "cannot write %s", path);
+    }
+    output_path(md, ".energy.csv", path, sizeof path);
+    rc = hmd_energy_csv_open(path, &md->csv, note, sizeof note);
+    if (rc) {
+        return rc;
+    }
+    log_note(md, note);
+    output_path(md, ".xyz", path, sizeof path);
+    rc = hmd_xyz_traj_open(path, &md->xyz, note, sizeof note);
+    if (rc) {
+        return rc;
+    }
+    log_note(md, note);
+    if (HMD_HAVE_NETCDF && frames_wanted(&md->p)) {
+        output_path(md, ".nc", path, sizeof path);
+        bool periodic = md->frames[0].has_box &&
+                        (md->box.periodic[0] || md->box.periodic[1] || md->box.periodic[2]);
+        rc = hmd_netcdf_traj_open(path, &md->nc, md->atoms.nlocal, md->p.nstvout > 0,
+                                  md->p.nstfout > 0, periodic, HMD_VERSION, note, sizeof note);
+        if (rc) {
+            return rc;
+        }
+        log_note(md, note);
+    }
+    return HMD_OK;
+}
+
+/* Home atoms in input order: the set-up made ids equal to array positions, and a single rank
+ * never reorders them, so arrays can be written as they are. */
+static int write_frame(struct md *md)
+{
+    const struct hmd_atoms *a = &md->atoms;
+    const struct hmd_box *box = md->frames[0].has_box ? &md->box : NULL;
+    const double time = md->step * md->p.dt;
+    int rc = hmd_xyz_traj_write_frame(md->xyz, a->nlocal, md->frames[0].element, a->x,
+                                      md->p.nstvout > 0 ? a->v : NULL, a->f, box, md->step, time,
+                                      md->fs.energy);
+    if (!rc && md->nc) {
+        rc = hmd_netcdf_traj_write_frame(md->nc, a->x, md->p.nstvout > 0 ? a->v : NULL,
+                                         md->p.nstfout > 0 ? a->f : NULL, box, time);
+    }
+    md->last_frame_step = md->step;
+    return rc;
+}
+
+static int write_final(struct md *md)
+{
+    char path[NAME_MAX_LEN], note[NAME_MAX_LEN];
+    const struct hmd_frame *f0 = &md->frames[0];
+    int rc = md->last_frame_step == md->step ? HMD_OK : write_frame(md);
+    if (rc) {
+        return rc;
+    }
+    output_path(md, ".gro", path, sizeof path);
+    rc = hmd_gro_write(path, f0->title[0] ? f0->title : "halomd", md->atoms.nlocal, f0->name,
+                       f0->resname, f0->resnr, md->atoms.x, md->atoms.v,
+                       f0->has_box ? &md->box : NULL, md->step, md->step * md->p.dt, note,
+                       sizeof note);
+    if (!rc) {
+        log_note(md, note);
+    }
+    return rc;
+}
+
+static void close_outputs(struct md *md)
+{
+    hmd_energy_csv_close(md->csv);
+    hmd_xyz_traj_close(md->xyz);
+    hmd_netcdf_traj_close(md->nc);
+    if (md->log) {
+        fclose(md->log);
+    }
+    md->csv = NULL;
+    md->xyz = NULL;
+    md->nc = NULL;
+    md->log = NULL;
+}
+
+/* ---- the phases of a step ---- */
+
+static void integrate_first_half(struct md *md)
+{
+    hmd_timer_start(&md->timers, HMD_TIMER_INTEGRATE);
+    hmd_integrate_first_half_cpu(&md->atoms, md->p.dt);
+    hmd_timer_stop(&md->timers, HMD_TIMER_INTEGRATE);
+}
+
+static bool neighbor_list_step(const struct md *md)
+{
+    if (md->p.nstlist > 0 && md->step % md->p.nstlist == 0) {
+        return true;
+    }
+    return hmd_forces_list_expired(&md->fs, &md->atoms);
+}
+
+static int rebuild_neighbors(struct md *md)
+{
+    hmd_timer_start(&md->timers, HMD_TIMER_NEIGHBOR);
+    int rc = hmd_forces_rebuild(&md->fs, &md->atoms, &md->box);
+    hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
+    return rc;
+}
+
+static void halo_forward(struct md *md)
+{
+    hmd_timer_start(&md->timers, HMD_TIMER_HALO);
+    hmd_forces_update_ghosts(&md->fs, &md->atoms);
+    hmd_timer_stop(&md->timers, HMD_TIMER_HALO);
+}
+
+static int compute_forces(struct md *md)
+{
+    hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
+    int rc = hmd_forces_compute(&md->fs, &md->atoms, false);
+    hmd_timer_stop(&md->timers, HMD_TIMER_FORCE);
+    if (!rc && !isfinite(md->fs.energy)) {
+        rc = hmd_error_set(HMD_ESOFTWARE,
+                           "step %" PRId64 ": the potential energy is %g: the system blew up "
+                           "(try a smaller dt, check the model and the structure)",
+                           md->step, md->fs.energy);
+    }
+    return rc;
+}
+
+static void integrate_second_half(struct md *md)
+{
+    hmd_timer_start(&md->timers, HMD_TIMER_INTEGRATE);
+    hmd_integrate_second_half_cpu(&md->atoms, md->p.dt);
+    if (md->p.tcoupl == HMD_TCOUPL_VRESCALE) {
+        md->thermostat_work += hmd_thermostat_vrescale_cpu(&md->th, &md->atoms, md->step);
+    } else if (md->p.tcoupl == HMD_TCOUPL_LANGEVIN) {
+        md->thermostat_work += hmd_thermostat_langevin_cpu(&md->th, &md->atoms, md->step);
+    }
+    if (md->p.comm_mode == HMD_COMM_LINEAR && md->step % md->p.nstcomm == 0) {
+        hmd_remove_com_velocity(&md->atoms);
+    }
+    hmd_timer_stop(&md->timers, HMD_TIMER_INTEGRATE);
+}
+
+static bool every(int64_t step, int n)
+{
+    return n > 0 && step % n == 0;
+}
+
+static void compute_thermo(struct md *md)
+{
+    hmd_timer_start(&md->timers, HMD_TIMER_THERMO);
+    double ke_tensor[9];
+    struct hmd_thermo *t = &md->last;
+    t->step = md->step;
+    t->time = md->step * md->p.dt;
+    t->ke = hmd_kinetic_energy(&md->atoms, ke_tensor);
+    t->pe = md->fs.energy;
+    t->etot = t->pe + t->ke;
+    t->conserved = t->etot - md->thermostat_work;
+    t->temp = md->ndof > 0 ? 2.0 * t->ke / (md->ndof * HMD_BOLTZMANN) : 0.0;
+    const bool periodic = md->frames[0].has_box && md->box.periodic[0] && md->box.periodic[1] &&
+                          md->box.periodic[2];
+    if (periodic) {
+        t->vol = hmd_box_volume(&md->box);
+        double trace = ke_tensor[0] + ke_tensor[4] + ke_tensor[8] + md->fs.virial[0] +
+                       md->fs.virial[4] + md->fs.virial[8];
+        t->press = trace / (3.0 * t->vol) * HMD_EV_PER_A3_TO_BAR;
+    } else {
+        t->vol = NAN;
+        t->press = NAN;
+    }
+    hmd_timer_stop(&md->timers, HMD_TIMER_THERMO);
+}
+
+static void report_progress(struct md *md, bool last)
+{
+    double now = hmd_wtime();
+    if (!md->progress || (!last && now - md->t_last_progress < 1.0)) {
+        return;
+    }
+    md->t_last_progress = now;
+    const double elapsed = now - md->t_start;
+    const int64_t n = md->p.nsteps;
+    double ns_day = elapsed > 0 ? md->step * md->p.dt * 1e-3 / (elapsed / 86400.0) : 0.0;
+    char eta[64] = "";
+    if (n > 0 && md->step > 0) {
+        time_t end = time(NULL) + (time_t)(elapsed / md->step * (n - md->step));
+        strftime(eta, sizeof eta, ", will finish %H:%M:%S", localtime(&end));
+    }
+    fprintf(stderr, "%sstep %" PRId64 "/%" PRId64 ", %.3g ns/day%s%s",
+            md->progress_tty ? "\r" : "", md->step, n, ns_day, eta,
+            md->progress_tty ? (last ? "\n" : "   ") : "\n");
+    fflush(stderr);
+}
+
+static int write_outputs(struct md *md)
+{
+    const bool last = md->step == md->p.nsteps;
+    const bool energy = every(md->step, md->p.nstenergy) || every(md->step, md->p.nstlog) || last;
+    int rc = HMD_OK;
+    if (energy) {
+        compute_thermo(md);
+        hmd_thermo_avg_add(&md->avg, &md->last);
+    }
+    hmd_timer_start(&md->timers, HMD_TIMER_OUTPUT);
+    if (every(md->step, md->p.nstlog) || last) {
+        hmd_report_thermo_line(md->log, &md->last);
+    }
+    if (every(md->step, md->p.nstenergy) || last) {
+        const struct hmd_thermo *t = &md->last;
+        struct hmd_energy_row row = {t->step, t->time, t->temp, t->pe, t->ke, t->etot,
+                                     t->conserved, t->press, t->vol};
+        rc = hmd_energy_csv_write(md->csv, &row);
+    }
+    if (!rc && (every(md->step, md->p.nstxout) || every(md->step, md->p.nstvout) ||
+                every(md->step, md->p.nstfout))) {
+        rc = write_frame(md);
+    }
+    hmd_timer_stop(&md->timers, HMD_TIMER_OUTPUT);
+    report_progress(md, last);
+    return rc;
+}
+
+/* ---- the loop ---- */
+
+static int md_step(struct md *md)
+{
+    integrate_first_half(md);
+    int rc = HMD_OK;
+    if (neighbor_list_step(md)) {
+        rc = rebuild_neighbors(md);
+    } else {
+        halo_forward(md);
+    }
+    if (!rc) {
+        rc = compute_forces(md);
+    }
+    if (!rc) {
+        integrate_second_half(md);
+        rc = write_outputs(md);
+    }
+    return rc;
+}
+
+static int run_loop(struct md *md)
+{
+    int rc = compute_forces(md);
+    if (rc) {
+        return rc;
+    }
+    hmd_report_thermo_header(md->log);
+    md->t_start = md->t_last_progress = hmd_wtime();
+    rc = write_outputs(md);
+    while (!rc && (md->p.nsteps < 0 || md->step < md->p.nsteps)) {
+        md->step++;
+        rc = md_step(md);
+    }
+    return rc;
+}
+
+static void finish(struct md *md, double wall)
+{
+    struct hmd_perf perf = {
+        .natoms = md->atoms.nlocal,
+        .nsteps = md->step,
+        .dt = md->p.dt,
+        .wall = wall,
+        .nthreads = hmd_thread_count(),
+        .nbuilds = md->fs.nbuilds,
+        .timers = md->timers,
+    };
+    hmd_report_final(md->log, &perf, &md->avg);
+    hmd_report_final(stdout, &perf, &md->avg);
+    char path[NAME_MAX_LEN];
+    output_path(md, ".perf.json", path, sizeof path);
+    int rc = hmd_report_perf_json(path, &md->p, md->opt->conf, md->model_path, &perf, &md->last);
+    if (rc) {
+        fprintf(stderr, "halomd: warning: %s\n", hmd_error_msg());
+    }
+}
+
+int hmd_run(const struct hmd_run_options *opt)
+{
+    struct md *md = calloc(1, sizeof *md);
+    if (!md) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory");
+    }
+    md->opt = opt;
+    md->last_frame_step = -1;
+    md->progress_tty = isatty(STDERR_FILENO);
+    md->progress = opt->verbose || md->progress_tty;
+    int rc = read_parameters(md);
+    if (!rc) {
+        rc = set_up_system(md);
+    }
+    if (!rc) {
+        rc = open_outputs(md);
+    }
+    if (!rc) {
+        rc = run_loop(md);
+        double wall = hmd_wtime() - md->t_start; /* from after the step-0 forces */
+        if (!rc) {
+            rc = write_final(md);
+        }
+        if (!rc) {
+            finish(md, wall);
+        } else if (md->log) {
+            fprintf(md->log, "\nhalomd: error: %s\n", hmd_error_msg());
+        }
+    }
+    close_outputs(md);
+    hmd_forces_free(&md->fs);
+    hmd_atoms_free(&md->atoms);
+    hmd_frames_free(md->frames, md->nframes);
+    hmd_model_free(&md->model);
+    free(md);
+    return rc;
+}

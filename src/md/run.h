@@ -1,0 +1,27 @@
+/* `halomd run`: molecular dynamics from a structure, a model and run parameters. */
+#ifndef HMD_MD_RUN_H
+#define HMD_MD_RUN_H
+
+#include <stdbool.h>
+
+struct hmd_run_options {
+    const char *mdp;         /* run parameter file (-f), or NULL for defaults */
+    const char *conf;        /* structure file (-c) */
+    const char *model;       /* model file (-m); NULL: the `model` parameter */
+    const char *deffnm;      /* base name of the outputs */
+    long long nsteps;        /* -nsteps, used when have_nsteps */
+    bool have_nsteps;
+    bool verbose;            /* progress on stderr even when it is not a terminal */
+    const char *const *set;  /* -set key=value overrides */
+    int nset;
+    const char *backend;     /* -backend, or NULL */
+    const char *cmdline;     /* the command line, for the log; may be NULL */
+};
+
+/* Runs the simulation and writes <deffnm>.log, .energy.csv, .xyz, .nc (NetCDF builds, when
+ * nstxout, nstvout or nstfout is set), .gro, .mdout.mdp and .perf.json. Every input is read
+ * and checked before the first output is created; existing outputs are backed up. Returns a
+ * status (HMD_ESOFTWARE when the run blows up, with the step in the message). */
+int hmd_run(const struct hmd_run_options *opt);
+
+#endif /* HMD_MD_RUN_H */

@@ -1,0 +1,57 @@
+#include "nnp/model.h"
+
+#include <string.h>
+
+void hmd_model_free(struct hmd_dp_model *model)
+{
+    hmd_arena_free(&model->arena);
+    memset(model, 0, sizeof *model);
+}
+
+int hmd_model_type_index(const struct hmd_dp_model *model, const char *symbol)
+{
+    for (int t = 0; t < model->ntypes; t++) {
+        if (strcmp(model->type_map[t], symbol) == 0) {
+            return t;
+        }
+    }
+    return -1;
+}
+
+static void print_ints(FILE *out, const int *v, int n)
+{
+    fputc('[', out);
+    for (int i = 0; i < n; i++) {
+        fprintf(out, i ? ", %d" : "%d", v[i]);
+    }
+    fputc(']', out);
+}
+
+void hmd_model_print_summary(const struct hmd_dp_model *m, FILE *out, const char *prefix)
+{
+    const struct hmd_se_e2_a *se = &m->se;
+    fprintf(out, "%sdescriptor      %s\n", prefix, m->descriptor_name);
+    fprintf(out, "%stype map        [", prefix);
+    for (int t = 0; t < m->ntypes; t++) {
+        fprintf(out, t ? ", %s" : "%s", m->type_map[t]);
+    }
+    fprintf(out, "]\n");
+    fprintf(out, "%srcut            %g Å\n", prefix, m->rcut);
+    fprintf(out, "%srcut_smth       %g Å\n", prefix, m->rcut_smth);
+    fprintf(out, "%ssel             ", prefix);
+    print_ints(out, se->sel, m->ntypes);
+    fprintf(out, " (%d slots)\n", se->nnei);
+    fprintf(out, "%sembedding net   1 -> ", prefix);
+    print_ints(out, se->neuron, se->nneuron);
+    fprintf(out, " %s%s, %d net%s (%s)\n", se->activation, se->resnet_dt ? " resnet_dt" : "",
+            se->nemb, se->nemb == 1 ? "" : "s", se->type_one_side ? "type_one_side" : "two-side");
+    fprintf(out, "%saxis_neuron     %d (descriptor width %d)\n", prefix, se->M2, m->dim_descrpt);
+    fprintf(out, "%sfitting net     %d -> ", prefix, m->dim_descrpt);
+    print_ints(out, m->fit_neuron, m->fit_nneuron);
+    fprintf(out, " -> 1 %s%s, %d net%s\n", m->fit_activation,
+            m->fit_resnet_dt ? " resnet_dt" : "", m->nfit, m->nfit == 1 ? "" : "s");
+    fprintf(out, "%sparameters      %ld\n", prefix, m->nparams);
+    fprintf(out, "%sprecision       %s\n", prefix, m->precision);
+    fprintf(out, "%swritten by      %s %s (%s backend)\n", prefix, m->software, m->version,
+            m->backend);
+}

@@ -1,0 +1,87 @@
+/* A Deep Potential energy model in memory: hyper-parameters, type map and weights (host copy,
+ * double), as read from a DeePMD-kit .dp file by src/io/model_dp.c.
+ *
+ * Supported: energy models ("standard" model, "ener" fitting) with the se_e2_a descriptor
+ * (two-side or type_one_side, exclude_types) and per-type fitting nets; float64 or float32
+ * weights (held as double). See docs/models.md for what is refused and why.
+ */
+#ifndef HMD_NNP_MODEL_H
+#define HMD_NNP_MODEL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/arena.h"
+#include "nnp/mlp.h"
+
+enum hmd_descriptor_kind {
+    HMD_DESCRIPTOR_SE_E2_A,
+};
+
+/* se_e2_a (DeepPot-SE, smooth edition, angular) descriptor. */
+struct hmd_se_e2_a {
+    int nnei;           /* neighbour slots per atom, sum(sel) */
+    int *sel;           /* [ntypes] slots reserved per neighbour type */
+    int *sel_offset;    /* [ntypes + 1] first slot of each type block, cumulative sum of sel */
+    int M;              /* width of the embedding output, neuron[-1] */
+    int M2;             /* axis_neuron: columns of the descriptor matrix kept */
+    int nneuron;        /* number of embedding layers */
+    int *neuron;        /* [nneuron] embedding widths */
+    bool type_one_side; /* embedding chosen by neighbour type only */
+    bool resnet_dt;     /* embedding layers carry idt */
+    bool *exclude;      /* [ntypes * ntypes] descriptor exclude_types (symmetric): pair i,j
+                           contributes R = 0 (padding slots are never excluded) */
+    double *davg;       /* [ntypes][nnei][4] mean of the raw environment row, by centre type */
+    double *dstd;       /* [ntypes][nnei][4] standard deviation (divides) */
+    int nemb;           /* number of embedding nets: ntypes (one side) or ntypes^2 */
+    struct hmd_mlp *emb; /* [nemb]; one side: by neighbour type tau; two side: t_i + tau*ntypes */
+    char activation[32]; /* activation name, for the summary */
+};
+
+struct hmd_dp_model {
+    /* provenance */
+    char software[32];  /* "deepmd-kit" */
+    char version[64];   /* version of the program that wrote the file */
+    char backend[32];   /* framework the model was converted from ("PyTorch", "TensorFlow") */
+    char precision[16]; /* precision of the stored weights: "float64" or "float32" */
+    /* types */
+    int ntypes;
+    char (*type_map)[8]; /* [ntypes] element symbols */
+    /* cut-off */
+    double rcut;           /* cut-off radius (Å) */
+    double rcut_smth;      /* start of the smooth switch (Å) */
+    double env_protection; /* protection p in 1/(r + p) (Å) */
+    /* descriptor */
+    enum hmd_descriptor_kind kind;
+    char descriptor_name[32]; /* as written in the file ("se_e2_a") */
+    struct hmd_se_e2_a se;
+    /* fitting */
+    int dim_descrpt;       /* fitting input width, M * M2 */
+    int nfit;              /* fitting nets: ntypes (per type) or 1 (mixed types) */
+    struct hmd_mlp *fit;   /* [nfit] */
+    int fit_nneuron;       /* hidden layers of a fitting net */
+    int *fit_neuron;       /* [fit_nneuron] hidden widths */
+    bool fit_resnet_dt;    /* fitting hidden layers carry idt */
+    char fit_activation[32];
+    double *bias_atom_e;   /* [ntypes] fitting energy bias (eV) */
+    double *out_bias;      /* [ntypes] atomic-model output bias (eV) */
+    bool *fit_exclude;     /* [ntypes] fitting exclude_types: the fitting output and
+                              bias_atom_e are dropped, out_bias still applies */
+    bool *atom_exclude;    /* [ntypes] model atom_exclude_types: the atom's energy is zero */
+    bool *pair_exclude;    /* [ntypes * ntypes] model pair_exclude_types: such neighbours are
+                              removed from the list (they become padding) */
+    long nparams;          /* trainable parameters (weights, biases, idt) */
+    struct hmd_arena arena; /* owns every array above */
+};
+
+/* Frees everything the model owns and zeroes it. */
+void hmd_model_free(struct hmd_dp_model *model);
+
+/* Index of element `symbol` in the type map, or -1. */
+int hmd_model_type_index(const struct hmd_dp_model *model, const char *symbol);
+
+/* Writes the human summary `halomd info` prints: type map, descriptor, rcut, rcut_smth, sel,
+ * network widths, parameter count, precision. Each line starts with `prefix`. */
+void hmd_model_print_summary(const struct hmd_dp_model *model, FILE *out, const char *prefix);
+
+#endif /* HMD_NNP_MODEL_H */
