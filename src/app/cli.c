@@ -57,8 +57,8 @@ static const char usage_text[] =
 
 static void print_version(void)
 {
-    printf("halomd %s (commit %s)\nbuild: %s, %s, features: %s\n", HMD_VERSION, HMD_GIT_COMMIT,
-           HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES[0] ? HMD_BUILD_FEATURES : "none");
+    printf("halomd %s (commit %s)\nbuild: %s, %s\noptions: %s\nbackends: cpu\n", HMD_VERSION,
+           HMD_GIT_COMMIT, HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES);
 }
 
 static int parse(int argc, char **argv, struct cli *cli)

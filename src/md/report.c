@@ -167,7 +167,7 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
         "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:i}, s:s, s:s, s:o, "
         "s:{s:i, s:I, s:f, s:I}, s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o, s:{s:f, s:f, s:f}}",
         "schema", "halomd-perf-1", "date", date, "build", "version", HMD_VERSION, "commit",
-        HMD_GIT_COMMIT, "type", HMD_BUILD_TYPE, "features", HMD_BUILD_FEATURES, "compiler",
+        HMD_GIT_COMMIT, "type", HMD_BUILD_TYPE, "options", HMD_BUILD_FEATURES, "compiler",
         HMD_COMPILER, "host", "name", host, "cpu", cpu, "threads", perf->nthreads, "structure",
         conf, "model", model, "parameters", params_json(p), "system", "natoms", perf->natoms,
         "nsteps", (json_int_t)perf->nsteps, "dt_ps", perf->dt, "neighbor_builds",

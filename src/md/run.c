@@ -189,7 +189,7 @@ static void write_log_header(struct md *md)
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
     FILE *o = md->log;
-    fprintf(o, "halomd %s (commit %s), %s build, %s, features: %s\n", HMD_VERSION, HMD_GIT_COMMIT,
+    fprintf(o, "halomd %s (commit %s), %s build, %s, options: %s\n", HMD_VERSION, HMD_GIT_COMMIT,
             HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES);
     fprintf(o, "started %s on %s (%s), %d OpenMP thread%s\n", date, host, cpu,
             hmd_thread_count(), hmd_thread_count() == 1 ? "" : "s");
@@ -486,8 +486,11 @@ static int run_loop(struct md *md)
         return rc;
     }
     hmd_report_thermo_header(md->log);
-    md->t_start = md->t_last_progress = hmd_wtime();
     rc = write_outputs(md);
+    /* the performance table covers the steps only, not the set-up at step 0 */
+    memset(&md->timers, 0, sizeof md->timers);
+    md->fs.nbuilds = 0;
+    md->t_start = md->t_last_progress = hmd_wtime();
     while (!rc && (md->p.nsteps < 0 || md->step < md->p.nsteps)) {
         md->step++;
         rc = md_step(md);

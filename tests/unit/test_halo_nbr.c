@@ -1,0 +1,184 @@
+/* Unit tests of the self halo (comm/halo) and the neighbour list (nbr/nbr_list) against brute
+ * force over periodic images, for orthorhombic and triclinic cells, with cells thinner than the
+ * cut-off (several pulses), on fresh random configurations. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "comm/halo.h"
+#include "core/atoms.h"
+#include "core/box.h"
+#include "core/error.h"
+#include "nbr/nbr_list.h"
+
+static double urand(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (*s >> 8) / 16777216.0;
+}
+
+static void random_atoms(struct hmd_atoms *a, const struct hmd_box *box, int n, unsigned seed)
+{
+    assert_int_equal(hmd_atoms_reserve(a, n), HMD_OK);
+    for (int i = 0; i < n; i++) {
+        double s[3] = {urand(&seed), urand(&seed), urand(&seed)};
+        hmd_box_to_cart(box, s, a->x + 3 * i);
+        a->type[i] = i % 2;
+        a->id[i] = i;
+    }
+    a->nlocal = n;
+    a->nghost = 0;
+}
+
+/* Counts, by brute force over lattice images, the neighbours of home atom i within rc. */
+static int brute_count(const struct hmd_atoms *a, const struct hmd_box *box, int i, double rc)
+{
+    int count = 0, nimg = 6;
+    for (int j = 0; j < a->nlocal; j++) {
+        for (int p = -nimg; p <= nimg; p++) {
+            for (int q = -nimg; q <= nimg; q++) {
+                for (int r = -nimg; r <= nimg; r++) {
+                    int n[3] = {p, q, r};
+                    bool skip = (j == i && p == 0 && q == 0 && r == 0);
+                    for (int d = 0; d < 3; d++) {
+                        skip = skip || (!box->periodic[d] && n[d] != 0);
+                    }
+                    if (skip) {
+                        continue;
+                    }
+                    double d2 = 0;
+                    for (int k = 0; k < 3; k++) {
+                        double x = a->x[3 * j + k] + p * box->h[0][k] + q * box->h[1][k] +
+                                   r * box->h[2][k] - a->x[3 * i + k];
+                        d2 += x * x;
+                    }
+                    count += d2 <= rc * rc;
+                }
+            }
+        }
+    }
+    return count;
+}
+
+static void check_cell(const double h[3][3], const bool pbc[3], int n, double rc, unsigned seed)
+{
+    struct hmd_box box;
+    struct hmd_atoms a = {0};
+    struct hmd_halo_plan plan = {0};
+    struct hmd_nbr_list nl = {0};
+    assert_int_equal(hmd_box_init(&box, h, pbc), HMD_OK);
+    random_atoms(&a, &box, n, seed);
+    assert_int_equal(hmd_halo_borders_self(&plan, &a, &box, rc), HMD_OK);
+    const int nall = hmd_atoms_nall(&a);
+    /* every ghost is its owner (same id) displaced by a whole lattice vector */
+    for (int g = a.nlocal; g < nall; g++) {
+        int64_t o = a.id[g];
+        double d[3], s[3];
+        for (int k = 0; k < 3; k++) {
+            d[k] = a.x[3 * g + k] - a.x[3 * o + k];
+        }
+        hmd_box_to_frac(&box, d, s);
+        for (int k = 0; k < 3; k++) {
+            assert_true(fabs(s[k] - round(s[k])) < 1e-9);
+        }
+        assert_int_equal(a.type[g], a.type[o]);
+    }
+    assert_int_equal(hmd_nbr_list_build(&nl, &box, a.nlocal, nall, a.x, rc), HMD_OK);
+    for (int i = 0; i < a.nlocal; i++) {
+        int listed = nl.offset[i + 1] - nl.offset[i];
+        assert_int_equal(listed, brute_count(&a, &box, i, rc));
+        for (int k = nl.offset[i]; k < nl.offset[i + 1]; k++) {
+            for (int m = k + 1; m < nl.offset[i + 1]; m++) {
+                assert_int_not_equal(nl.index[k], nl.index[m]);
+            }
+        }
+    }
+    /* forward after moving home atoms reproduces the shifted images exactly */
+    double *saved = malloc(sizeof(double) * 3 * nall);
+    memcpy(saved, a.x, sizeof(double) * 3 * nall);
+    for (int i = 0; i < 3 * a.nlocal; i++) {
+        a.x[i] += 0.01;
+    }
+    hmd_halo_forward_x(&plan, a.x);
+    for (int g = a.nlocal; g < nall; g++) {
+        for (int k = 0; k < 3; k++) {
+            assert_true(fabs(a.x[3 * g + k] - saved[3 * g + k] - 0.01) < 1e-12);
+        }
+    }
+    /* reverse sums each ghost's value onto its owner exactly once */
+    double *v = calloc((size_t)nall, sizeof(double));
+    for (int k = 0; k < nall; k++) {
+        v[k] = 1.0;
+    }
+    hmd_halo_reverse(&plan, v, 1);
+    double total = 0;
+    for (int i = 0; i < a.nlocal; i++) {
+        total += v[i];
+    }
+    assert_true(fabs(total - nall) < 1e-9);
+    free(v);
+    free(saved);
+    hmd_nbr_list_free(&nl);
+    hmd_halo_plan_free(&plan);
+    hmd_atoms_free(&a);
+}
+
+static void test_orthorhombic(void **state)
+{
+    const double h[3][3] = {{14, 0, 0}, {0, 15, 0}, {0, 0, 16}};
+    const bool pbc[3] = {true, true, true};
+    check_cell(h, pbc, 120, 6.0, 1u);
+}
+
+static void test_triclinic(void **state)
+{
+    const double h[3][3] = {{13, 0, 0}, {4, 12, 0}, {-3, 2.5, 12.5}};
+    const bool pbc[3] = {true, true, true};
+    check_cell(h, pbc, 100, 6.0, 2u);
+}
+
+static void test_cell_thinner_than_cutoff(void **state)
+{
+    /* 5 Å thick cells with an 8 Å cut-off: two or more pulses per direction */
+    const double h[3][3] = {{5, 0, 0}, {1.5, 6, 0}, {0.5, -1, 7}};
+    const bool pbc[3] = {true, true, true};
+    check_cell(h, pbc, 12, 8.0, 3u);
+}
+
+static void test_partly_periodic(void **state)
+{
+    const double h[3][3] = {{9, 0, 0}, {2, 10, 0}, {0, 0, 11}};
+    const bool pbc[3] = {true, false, true};
+    check_cell(h, pbc, 40, 6.0, 4u);
+}
+
+static void test_too_small_cell_is_refused(void **state)
+{
+    const double h[3][3] = {{0.5, 0, 0}, {0, 10, 0}, {0, 0, 10}};
+    const bool pbc[3] = {true, true, true};
+    struct hmd_box box;
+    struct hmd_atoms a = {0};
+    struct hmd_halo_plan plan = {0};
+    assert_int_equal(hmd_box_init(&box, h, pbc), HMD_OK);
+    random_atoms(&a, &box, 3, 5u);
+    assert_int_equal(hmd_halo_borders_self(&plan, &a, &box, 8.0), HMD_EDATA);
+    assert_non_null(strstr(hmd_error_msg(), "too small"));
+    hmd_halo_plan_free(&plan);
+    hmd_atoms_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_orthorhombic),
+        cmocka_unit_test(test_triclinic),
+        cmocka_unit_test(test_cell_thinner_than_cutoff),
+        cmocka_unit_test(test_partly_periodic),
+        cmocka_unit_test(test_too_small_cell_is_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
