@@ -43,9 +43,9 @@ struct hmd_frame {
     char title[128];    /* title or comment line, may be empty */
 };
 
-/* Allocates the per-atom arrays of `frame` for `natoms` atoms, zeroed (v, mass, resname and
- * resnr stay NULL).
- * Returns HMD_ENOMEM on failure. */
+/* Resets `frame` (no box, time 0, empty title) and allocates its per-atom arrays for
+ * `natoms` >= 0 atoms, zeroed; v, mass, resname and resnr stay NULL for the reader to add.
+ * Returns HMD_ENOMEM on failure (the frame is then zeroed). */
 int hmd_frame_alloc(struct hmd_frame *frame, int natoms);
 
 /* Frees what a frame owns and zeroes it. Safe on a zeroed frame. */

@@ -1,0 +1,387 @@
+#include "io/structure.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/elements.h"
+#include "core/error.h"
+
+int hmd_frame_alloc(struct hmd_frame *frame, int natoms)
+{
+    HMD_ASSERT(natoms >= 0);
+    memset(frame, 0, sizeof *frame);
+    /* calloc(0) may return NULL, which would read as a failure */
+    size_t n = natoms > 0 ? (size_t)natoms : 1;
+    frame->natoms = natoms;
+    frame->x = calloc(3 * n, sizeof *frame->x);
+    frame->element = calloc(n, sizeof *frame->element);
+    frame->name = calloc(n, sizeof *frame->name);
+    frame->line = calloc(n, sizeof *frame->line);
+    if (!frame->x || !frame->element || !frame->name || !frame->line) {
+        hmd_frame_free(frame);
+        return hmd_error_set(HMD_ENOMEM, "out of memory allocating a frame of %d atoms", natoms);
+    }
+    return HMD_OK;
+}
+
+void hmd_frame_free(struct hmd_frame *frame)
+{
+    free(frame->x);
+    free(frame->v);
+    free(frame->mass);
+    free(frame->element);
+    free(frame->name);
+    free(frame->resname);
+    free(frame->resnr);
+    free(frame->line);
+    memset(frame, 0, sizeof *frame);
+}
+
+void hmd_frames_free(struct hmd_frame *frames, int nframes)
+{
+    if (!frames) {
+        return;
+    }
+    for (int i = 0; i < nframes; i++) {
+        hmd_frame_free(&frames[i]);
+    }
+    free(frames);
+}
+
+/* ---- format detection ---- */
+
+static enum hmd_structure_format format_from_extension(const char *path)
+{
+    static const struct {
+        const char *ext;
+        enum hmd_structure_format format;
+    } table[] = {
+        {".gro", HMD_FORMAT_GRO},         {".pdb", HMD_FORMAT_PDB},
+        {".ent", HMD_FORMAT_PDB},         {".xyz", HMD_FORMAT_XYZ},
+        {".extxyz", HMD_FORMAT_XYZ},      {".data", HMD_FORMAT_LAMMPS_DATA},
+        {".lmp", HMD_FORMAT_LAMMPS_DATA}, {".lammps", HMD_FORMAT_LAMMPS_DATA},
+    };
+    const char *base = strrchr(path, '/');
+    const char *dot = strrchr(base ? base : path, '.');
+    if (!dot) {
+        return HMD_FORMAT_UNKNOWN;
+    }
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (strcasecmp(dot, table[i].ext) == 0) {
+            return table[i].format;
+        }
+    }
+    return HMD_FORMAT_UNKNOWN;
+}
+
+static bool is_lone_integer(const char *s)
+{
+    long long n;
+    return hmd_text_parse_int(s, strlen(s), &n) && n >= 0;
+}
+
+/* A PDB record name (the first six columns) that may start a file. */
+static bool is_pdb_record(const char *s)
+{
+    static const char *const records[] = {"HEADER", "TITLE", "COMPND", "REMARK", "CRYST1",
+                                          "MODEL",  "ATOM",  "HETATM", "EXPDTA", "AUTHOR"};
+    char record[7];
+    hmd_text_copy_trimmed(record, sizeof record, s, strnlen(s, 6));
+    for (size_t i = 0; i < sizeof records / sizeof records[0]; i++) {
+        if (strcmp(record, records[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A .gro atom line: residue number in columns 1-5 and coordinates from column 21 on. */
+static bool is_gro_atom_line(const char *s)
+{
+    long long resnr;
+    return strlen(s) >= 44 && hmd_text_parse_int(s, 5, &resnr) && strchr(s + 20, '.') != NULL;
+}
+
+/* A LAMMPS data header line "<N> atoms". */
+static bool is_lammps_atoms_line(char *s)
+{
+    char *tok[3];
+    int n = hmd_text_split(s, tok, 3);
+    long long count;
+    return n >= 2 && hmd_text_parse_int(tok[0], strlen(tok[0]), &count) &&
+           strcmp(tok[1], "atoms") == 0 && (n == 2 || tok[2][0] == '#');
+}
+
+enum { sniff_lines = 20 };
+
+static enum hmd_structure_format format_from_content(const char *path)
+{
+    struct hmd_text_file tf = {0};
+    if (hmd_text_open(&tf, path) != HMD_OK) {
+        return HMD_FORMAT_UNKNOWN;
+    }
+    char first[3][128] = {{0}};
+    enum hmd_structure_format format = HMD_FORMAT_UNKNOWN;
+    while (format == HMD_FORMAT_UNKNOWN && tf.lineno < sniff_lines && hmd_text_next(&tf) == 1) {
+        if (tf.lineno <= 3) {
+            snprintf(first[tf.lineno - 1], sizeof first[0], "%s", tf.line);
+        }
+        if (tf.lineno == 1 && is_pdb_record(tf.line)) {
+            format = HMD_FORMAT_PDB;
+        } else if (tf.lineno == 3 && is_lone_integer(first[1]) && is_gro_atom_line(first[2])) {
+            format = HMD_FORMAT_GRO;
+        } else if (tf.lineno >= 2 && is_lone_integer(first[0])) {
+            format = HMD_FORMAT_XYZ;
+        } else if (tf.lineno >= 2 && is_lammps_atoms_line(tf.line)) {
+            format = HMD_FORMAT_LAMMPS_DATA;
+        }
+    }
+    hmd_text_close(&tf);
+    return format;
+}
+
+enum hmd_structure_format hmd_structure_detect(const char *path)
+{
+    enum hmd_structure_format format = format_from_extension(path);
+    return format != HMD_FORMAT_UNKNOWN ? format : format_from_content(path);
+}
+
+int hmd_structure_read(const char *path, struct hmd_frame **frames, int *nframes)
+{
+    *frames = NULL;
+    *nframes = 0;
+    switch (hmd_structure_detect(path)) {
+    case HMD_FORMAT_GRO:
+        return hmd_gro_read(path, frames, nframes);
+    case HMD_FORMAT_PDB:
+        return hmd_pdb_read(path, frames, nframes);
+    case HMD_FORMAT_XYZ:
+        return hmd_xyz_read(path, frames, nframes);
+    case HMD_FORMAT_LAMMPS_DATA:
+        return hmd_lammps_data_read(path, frames, nframes);
+    case HMD_FORMAT_UNKNOWN:
+        break;
+    }
+    struct hmd_text_file tf = {0};
+    int status = hmd_text_open(&tf, path);
+    if (status != HMD_OK) {
+        return status;
+    }
+    hmd_text_close(&tf);
+    return hmd_error_set(HMD_EDATA,
+                         "%s:1: unknown structure format; accepted are GROMACS .gro, PDB (.pdb, "
+                         ".ent), extended XYZ (.xyz, .extxyz) and LAMMPS data (.data, .lmp, "
+                         ".lammps), recognised by the extension or by the first lines",
+                         path);
+}
+
+int hmd_frame_map_types(const struct hmd_frame *frame, const char *path,
+                        const char *const *type_map, int ntypes, int *type)
+{
+    for (int i = 0; i < frame->natoms; i++) {
+        type[i] = -1;
+        for (int t = 0; t < ntypes && frame->element[i][0]; t++) {
+            if (strcasecmp(frame->element[i], type_map[t]) == 0) {
+                type[i] = t;
+                break;
+            }
+        }
+        if (type[i] >= 0) {
+            continue;
+        }
+        char types[256] = "";
+        size_t used = 0;
+        for (int t = 0; t < ntypes && used < sizeof types; t++) {
+            int n = snprintf(types + used, sizeof types - used, "%s%s", t ? " " : "", type_map[t]);
+            used += n > 0 ? (size_t)n : 0;
+        }
+        if (frame->element[i][0]) {
+            return hmd_error_set(HMD_EDATA,
+                                 "%s:%d: atom %d '%s' (element %s) has no type in the model (type "
+                                 "map: %s)",
+                                 path, frame->line[i], i + 1, frame->name[i], frame->element[i],
+                                 types);
+        }
+        return hmd_error_set(HMD_EDATA,
+                             "%s:%d: atom %d '%s': its element could not be guessed from the name; "
+                             "give the element (PDB columns 77-78, XYZ species, LAMMPS Masses "
+                             "comment) (type map: %s)",
+                             path, frame->line[i], i + 1, frame->name[i], types);
+    }
+    return HMD_OK;
+}
+
+/* ---- helpers shared by the readers ---- */
+
+int hmd_text_open(struct hmd_text_file *tf, const char *path)
+{
+    memset(tf, 0, sizeof *tf);
+    tf->path = path;
+    tf->fp = fopen(path, "r");
+    if (!tf->fp) {
+        return hmd_error_set(HMD_ENOINPUT, "%s: cannot open: %s", path, strerror(errno));
+    }
+    return HMD_OK;
+}
+
+int hmd_text_next(struct hmd_text_file *tf)
+{
+    errno = 0;
+    ssize_t n = getline(&tf->line, &tf->cap, tf->fp);
+    if (n < 0) {
+        if (errno == ENOMEM) {
+            return hmd_error_set(HMD_ENOMEM, "%s:%d: out of memory reading a line", tf->path,
+                                 tf->lineno + 1);
+        }
+        if (ferror(tf->fp)) {
+            return hmd_error_set(HMD_EIO, "%s:%d: read failed: %s", tf->path, tf->lineno + 1,
+                                 strerror(errno));
+        }
+        return 0;
+    }
+    tf->lineno++;
+    tf->len = strlen(tf->line);
+    while (tf->len > 0 && (tf->line[tf->len - 1] == '\n' || tf->line[tf->len - 1] == '\r')) {
+        tf->line[--tf->len] = '\0';
+    }
+    return 1;
+}
+
+void hmd_text_close(struct hmd_text_file *tf)
+{
+    if (tf->fp) {
+        fclose(tf->fp);
+    }
+    free(tf->line);
+    memset(tf, 0, sizeof *tf);
+}
+
+int hmd_text_split(char *s, char **tok, int max)
+{
+    int n = 0;
+    for (;;) {
+        while (*s && isspace((unsigned char)*s)) {
+            s++;
+        }
+        if (!*s) {
+            return n;
+        }
+        if (n < max) {
+            tok[n] = s;
+        }
+        n++;
+        while (*s && !isspace((unsigned char)*s)) {
+            s++;
+        }
+        if (*s) {
+            *s++ = '\0';
+        }
+    }
+}
+
+/* Copies s[0..len) without surrounding blanks into buf; false when it is empty or too long. */
+static bool trimmed_field(const char *s, size_t len, char *buf, size_t n)
+{
+    while (len > 0 && isspace((unsigned char)*s)) {
+        s++;
+        len--;
+    }
+    while (len > 0 && isspace((unsigned char)s[len - 1])) {
+        len--;
+    }
+    if (len == 0 || len >= n) {
+        return false;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    return true;
+}
+
+bool hmd_text_parse_double(const char *s, size_t len, double *out)
+{
+    char buf[128];
+    if (!trimmed_field(s, len, buf, sizeof buf)) {
+        return false;
+    }
+    char *end;
+    double value = strtod(buf, &end);
+    if (*end != '\0' || !isfinite(value)) {
+        return false;
+    }
+    *out = value;
+    return true;
+}
+
+bool hmd_text_parse_int(const char *s, size_t len, long long *out)
+{
+    char buf[64];
+    if (!trimmed_field(s, len, buf, sizeof buf)) {
+        return false;
+    }
+    char *end;
+    errno = 0;
+    long long value = strtoll(buf, &end, 10);
+    if (*end != '\0' || errno == ERANGE) {
+        return false;
+    }
+    *out = value;
+    return true;
+}
+
+void hmd_text_copy_trimmed(char *dst, size_t n, const char *s, size_t len)
+{
+    while (len > 0 && isspace((unsigned char)*s)) {
+        s++;
+        len--;
+    }
+    while (len > 0 && isspace((unsigned char)s[len - 1])) {
+        len--;
+    }
+    if (len >= n) {
+        len = n - 1;
+    }
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+}
+
+bool hmd_text_title_time(const char *title, double *t)
+{
+    for (const char *p = strstr(title, "t="); p; p = strstr(p + 2, "t=")) {
+        if (p != title && !isspace((unsigned char)p[-1])) {
+            continue; /* "dt=", "start=" */
+        }
+        char *end;
+        double value = strtod(p + 2, &end);
+        if (end != p + 2 && isfinite(value)) {
+            *t = value;
+            return true;
+        }
+    }
+    return false;
+}
+
+void hmd_frame_set_element(struct hmd_frame *frame, int i, int z)
+{
+    const char *symbol = hmd_element_symbol(z);
+    snprintf(frame->element[i], sizeof frame->element[i], "%s", symbol ? symbol : "");
+}
+
+int hmd_frames_append(struct hmd_frame **frames, int *nframes, int *cap, struct hmd_frame *frame)
+{
+    if (*nframes == *cap) {
+        int new_cap = *cap > 0 ? 2 * *cap : 4;
+        struct hmd_frame *grown = realloc(*frames, (size_t)new_cap * sizeof *grown);
+        if (!grown) {
+            return hmd_error_set(HMD_ENOMEM, "out of memory storing frame %d", *nframes + 1);
+        }
+        *frames = grown;
+        *cap = new_cap;
+    }
+    (*frames)[(*nframes)++] = *frame;
+    memset(frame, 0, sizeof *frame);
+    return HMD_OK;
+}
