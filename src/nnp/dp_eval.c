@@ -1,10 +1,13 @@
-/* Deep Potential evaluation in four passes:
- *   1. per home atom (threads): select neighbours into slots, descriptor forward (T, D);
- *   2. per fitting net, blocks of atoms (threads): fitting forward and backward, E_i and dE/dD;
- *   3. per home atom (threads): descriptor backward, dE/dd_ij per slot;
- *   4. serial: forces, virial and atomic virial summed in atom order (thread-count independent).
- * The embedding forward is recomputed in pass 3 rather than stored: per atom it would be
- * nnei x sum(neuron) doubles (about 190 kB for the water model).
+/* Deep Potential evaluation. Home atoms are grouped by fitting net and cut into chunks of
+ * CHUNK atoms; each thread takes whole chunks and, per chunk:
+ *   1. per atom: select neighbours into slots, descriptor forward (T, D, and per real slot the
+ *      embedding output, its derivative and R, kept in the thread's chunk buffer);
+ *   2. fitting forward and backward for the chunk's atoms as one batch per net: E_i, dE/dD;
+ *   3. per atom: descriptor backward, dE/dd_ij per slot.
+ * Then, serially, forces, virial and atomic virial are summed in atom order. Chunks are fixed
+ * by the atom order alone, so results do not depend on the number of threads. The kept state
+ * is about 2 * nnei * M doubles per atom (220 kB for the water model), so it lives only for
+ * one chunk.
  */
 #include "nnp/dp_eval.h"
 
@@ -15,7 +18,7 @@
 #include "core/threads.h"
 #include "nnp/se_e2_a.h"
 
-enum { FIT_BLOCK = 32 }; /* atoms per fitting batch: one weight pass serves this many rows */
+enum { CHUNK = 32 }; /* atoms per chunk: one pass over the fitting weights serves this many */
 
 struct candidate {
     double r2; /* squared distance (Å^2) */
@@ -71,12 +74,22 @@ static void format_neighbors(const struct hmd_dp_model *m, int i, const double *
     }
 }
 
+/* Per-thread doubles of the fitting batch: inputs, input gradients, work, saved state, dE/dy,
+ * backward work. */
 static size_t fit_doubles(const struct hmd_dp_model *m)
 {
     const struct hmd_mlp *net = &m->fit[0];
-    size_t rows = FIT_BLOCK;
-    return rows * m->dim_descrpt * 2 + 2 * hmd_mlp_work_size(net, (int)rows) + rows +
-           hmd_mlp_backward_work_size(net, (int)rows);
+    return (size_t)CHUNK * m->dim_descrpt * 2 + 2 * hmd_mlp_work_size(net, CHUNK) + CHUNK +
+           hmd_mlp_backward_work_size(net, CHUNK);
+}
+
+/* Per-thread doubles: descriptor scratch, fitting batch, candidates, kept chunk state. */
+static size_t thread_doubles(const struct hmd_dp_model *m, int max_list)
+{
+    size_t cand = ((size_t)max_list * sizeof(struct candidate) + sizeof(double) - 1) /
+                  sizeof(double);
+    return hmd_se_e2_a_scratch_doubles(m) + fit_doubles(m) + cand +
+           (size_t)CHUNK * hmd_se_e2_a_keep_doubles(m);
 }
 
 static int max_list_length(const struct hmd_nbr_list *nl, int nlocal)
@@ -128,13 +141,7 @@ static int workspace_reserve(const struct hmd_dp_model *m, struct hmd_dp_workspa
         ws->cap_local = nlocal;
     }
     const int nthreads = hmd_thread_count();
-    size_t dbl = hmd_se_e2_a_scratch_doubles(m);
-    size_t fd = fit_doubles(m);
-    dbl = dbl > fd ? dbl : fd;
-    /* candidate buffer for neighbour formatting, in doubles (struct of double + int) */
-    size_t cand = ((size_t)max_list * sizeof(struct candidate) + sizeof(double) - 1) /
-                  sizeof(double);
-    dbl = dbl > cand ? dbl : cand;
+    size_t dbl = thread_doubles(m, max_list);
     size_t ints = hmd_se_e2_a_scratch_ints(m);
     if (nthreads > ws->nthreads || dbl > ws->thread_doubles || ints > ws->thread_ints) {
         rc = grow((void **)&ws->thread_dbuf, (size_t)nthreads * dbl * sizeof(double));
@@ -151,93 +158,105 @@ static int workspace_reserve(const struct hmd_dp_model *m, struct hmd_dp_workspa
     return HMD_OK;
 }
 
+
+/* Thread-private buffers carved from the workspace. */
+struct thread_buffers {
+    struct hmd_se_e2_a_scratch se;
+    struct candidate *cand;
+    double *keep;                              /* [CHUNK][keep doubles] */
+    double *in, *dx, *work, *saved, *dy, *bwork; /* fitting batch */
+};
+
+static void thread_buffers_init(struct thread_buffers *b, const struct hmd_dp_model *m,
+                                struct hmd_dp_workspace *ws, int tid, int max_list)
+{
+    double *p = ws->thread_dbuf + (size_t)tid * ws->thread_doubles;
+    hmd_se_e2_a_scratch_init(&b->se, m, p, ws->thread_ibuf + (size_t)tid * ws->thread_ints);
+    p += hmd_se_e2_a_scratch_doubles(m);
+    const struct hmd_mlp *net = &m->fit[0];
+    b->in = p;
+    b->dx = b->in + (size_t)CHUNK * m->dim_descrpt;
+    b->work = b->dx + (size_t)CHUNK * m->dim_descrpt;
+    b->saved = b->work + hmd_mlp_work_size(net, CHUNK);
+    b->dy = b->saved + hmd_mlp_work_size(net, CHUNK);
+    b->bwork = b->dy + CHUNK;
+    p = b->bwork + hmd_mlp_backward_work_size(net, CHUNK);
+    b->cand = (struct candidate *)p;
+    p += ((size_t)max_list * sizeof(struct candidate) + sizeof(double) - 1) / sizeof(double);
+    b->keep = p;
+}
+
 /* True when the energy of an atom of type t does not depend on coordinates. */
 static bool no_gradient(const struct hmd_dp_model *m, int t)
 {
     return m->fit_exclude[t] || m->atom_exclude[t];
 }
 
-static void descriptor_pass(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws, int nlocal,
-                            const double *x, const int *type, const struct hmd_nbr_list *nl)
+static int net_of(const struct hmd_dp_model *m, int t)
 {
-    const int nnei = m->se.nnei, M = m->se.M;
-#pragma omp parallel
-    {
-        const int tid = hmd_thread_id();
-        double *dbuf = ws->thread_dbuf + (size_t)tid * ws->thread_doubles;
-        int *ibuf = ws->thread_ibuf + (size_t)tid * ws->thread_ints;
-        struct hmd_se_e2_a_scratch s;
-        hmd_se_e2_a_scratch_init(&s, m, dbuf, ibuf);
-#pragma omp for schedule(dynamic, 8)
-        for (int i = 0; i < nlocal; i++) {
-            int *slots = ws->slots + (size_t)i * nnei;
-            /* the candidate buffer shares dbuf: formatting finishes before the forward starts */
-            format_neighbors(m, i, x, type, nl->index + nl->offset[i],
-                             nl->offset[i + 1] - nl->offset[i], (struct candidate *)dbuf, slots);
-            hmd_se_e2_a_forward(m, i, type[i], slots, x, &s, ws->T + (size_t)i * M * 4,
-                                ws->D + (size_t)i * m->dim_descrpt);
-        }
-    }
+    return m->nfit == 1 ? 0 : t;
 }
 
-/* Fitting forward and backward for the atoms order[0..n) of net `k`: atomic energies and
- * dE/dD (written over D). */
-static void fitting_pass(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws, int k,
-                         const int *order, int n)
+/* Fitting forward and backward for the atoms atoms[0..n) (all of net k): atomic energies and
+ * dE/dD, written over D. */
+static void fit_batch(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws,
+                      struct thread_buffers *b, int k, const int *atoms, int n)
 {
     const struct hmd_mlp *net = &m->fit[k];
     const int dim = m->dim_descrpt;
-    const int nblocks = (n + FIT_BLOCK - 1) / FIT_BLOCK;
-#pragma omp parallel
-    {
-        const int tid = hmd_thread_id();
-        double *in = ws->thread_dbuf + (size_t)tid * ws->thread_doubles;
-        double *dx = in + (size_t)FIT_BLOCK * dim;
-        double *work = dx + (size_t)FIT_BLOCK * dim;
-        double *saved = work + hmd_mlp_work_size(net, FIT_BLOCK);
-        double *dy = saved + hmd_mlp_work_size(net, FIT_BLOCK);
-        double *bwork = dy + FIT_BLOCK;
-#pragma omp for schedule(dynamic, 1)
-        for (int b = 0; b < nblocks; b++) {
-            const int r0 = b * FIT_BLOCK;
-            const int rows = (n - r0 < FIT_BLOCK) ? n - r0 : FIT_BLOCK;
-            for (int r = 0; r < rows; r++) {
-                memcpy(in + (size_t)r * dim, ws->D + (size_t)order[r0 + r] * dim,
-                       sizeof(double) * dim);
-                dy[r] = 1.0;
-            }
-            const double *e = hmd_mlp_forward(net, rows, in, work, saved);
-            hmd_mlp_backward(net, rows, saved, dy, dx, bwork);
-            for (int r = 0; r < rows; r++) {
-                const int i = order[r0 + r];
-                ws->atom_e[i] = e[r];
-                memcpy(ws->D + (size_t)i * dim, dx + (size_t)r * dim, sizeof(double) * dim);
-            }
-        }
+    for (int r = 0; r < n; r++) {
+        memcpy(b->in + (size_t)r * dim, ws->D + (size_t)atoms[r] * dim, sizeof(double) * dim);
+        b->dy[r] = 1.0;
+    }
+    const double *e = hmd_mlp_forward(net, n, b->in, b->work, b->saved);
+    hmd_mlp_backward(net, n, b->saved, b->dy, b->dx, b->bwork);
+    for (int r = 0; r < n; r++) {
+        ws->atom_e[atoms[r]] = e[r];
+        memcpy(ws->D + (size_t)atoms[r] * dim, b->dx + (size_t)r * dim, sizeof(double) * dim);
     }
 }
 
-static void backward_pass(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws, int nlocal,
-                          const double *x, const int *type)
+static void chunk_pass(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws,
+                       struct thread_buffers *b, const int *chunk, int n, const double *x,
+                       const int *type, const struct hmd_nbr_list *nl)
 {
     const int nnei = m->se.nnei, M = m->se.M;
-#pragma omp parallel
-    {
-        const int tid = hmd_thread_id();
-        struct hmd_se_e2_a_scratch s;
-        hmd_se_e2_a_scratch_init(&s, m, ws->thread_dbuf + (size_t)tid * ws->thread_doubles,
-                                 ws->thread_ibuf + (size_t)tid * ws->thread_ints);
-#pragma omp for schedule(dynamic, 8)
-        for (int i = 0; i < nlocal; i++) {
-            double *grad = ws->grad + (size_t)i * nnei * 3;
-            if (no_gradient(m, type[i])) {
-                memset(grad, 0, sizeof(double) * nnei * 3);
-                continue;
-            }
-            hmd_se_e2_a_backward(m, i, type[i], ws->slots + (size_t)i * nnei, x, &s,
-                                 ws->T + (size_t)i * M * 4, ws->D + (size_t)i * m->dim_descrpt,
-                                 grad);
+    const size_t keep = hmd_se_e2_a_keep_doubles(m);
+    for (int c = 0; c < n; c++) {
+        const int i = chunk[c];
+        int *slots = ws->slots + (size_t)i * nnei;
+        format_neighbors(m, i, x, type, nl->index + nl->offset[i],
+                         nl->offset[i + 1] - nl->offset[i], b->cand, slots);
+        hmd_se_e2_a_forward(m, i, type[i], slots, x, &b->se, ws->T + (size_t)i * M * 4,
+                            ws->D + (size_t)i * m->dim_descrpt, b->keep + keep * c);
+    }
+    /* chunk atoms are grouped by net (see the ordering in hmd_dp_compute_cpu) */
+    for (int c0 = 0; c0 < n;) {
+        int c1 = c0;
+        const int k = net_of(m, type[chunk[c0]]);
+        while (c1 < n && net_of(m, type[chunk[c1]]) == k) {
+            c1++;
         }
+        int first = c0;
+        while (first < c1 && no_gradient(m, type[chunk[first]])) {
+            first++; /* excluded types sort first within a net; they need no fitting */
+        }
+        if (first < c1) {
+            fit_batch(m, ws, b, k, chunk + first, c1 - first);
+        }
+        c0 = c1;
+    }
+    for (int c = 0; c < n; c++) {
+        const int i = chunk[c];
+        double *grad = ws->grad + (size_t)i * nnei * 3;
+        if (no_gradient(m, type[i])) {
+            memset(grad, 0, sizeof(double) * nnei * 3);
+            ws->atom_e[i] = 0.0;
+            continue;
+        }
+        hmd_se_e2_a_backward(m, i, type[i], ws->slots + (size_t)i * nnei, x, &b->se,
+                             ws->T + (size_t)i * M * 4, ws->D + (size_t)i * m->dim_descrpt,
+                             b->keep + keep * c, grad);
     }
 }
 
@@ -285,20 +304,32 @@ int hmd_dp_compute_cpu(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws
     if (m->ntypes > 64) {
         return hmd_error_set(HMD_ENOTSUP, "models with more than 64 types are not supported");
     }
-    int rc = workspace_reserve(m, ws, nlocal, max_list_length(nl, nlocal));
+    const int max_list = max_list_length(nl, nlocal);
+    int rc = workspace_reserve(m, ws, nlocal, max_list);
     if (rc) {
         return rc;
     }
-    descriptor_pass(m, ws, nlocal, x, type, nl);
+    /* order: by fitting net, and within a net the atoms without gradient first, each group in
+     * index order; chunks of this order keep fitting batches whole */
+    int n = 0;
     for (int k = 0; k < m->nfit; k++) {
-        int n = 0;
-        for (int i = 0; i < nlocal; i++) {
-            if ((m->nfit == 1 || type[i] == k) && !no_gradient(m, type[i])) {
-                ws->order[n++] = i;
+        for (int pass = 0; pass < 2; pass++) {
+            for (int i = 0; i < nlocal; i++) {
+                if (net_of(m, type[i]) == k && no_gradient(m, type[i]) == (pass == 0)) {
+                    ws->order[n++] = i;
+                }
             }
         }
-        if (n) {
-            fitting_pass(m, ws, k, ws->order, n);
+    }
+    const int nchunks = (nlocal + CHUNK - 1) / CHUNK;
+#pragma omp parallel
+    {
+        struct thread_buffers b;
+        thread_buffers_init(&b, m, ws, hmd_thread_id(), max_list);
+#pragma omp for schedule(dynamic, 1)
+        for (int c = 0; c < nchunks; c++) {
+            const int c0 = c * CHUNK, len = (nlocal - c0 < CHUNK) ? nlocal - c0 : CHUNK;
+            chunk_pass(m, ws, &b, ws->order + c0, len, x, type, nl);
         }
     }
     out->energy = 0.0;
@@ -312,7 +343,6 @@ int hmd_dp_compute_cpu(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws
             out->atom_energy[i] = e;
         }
     }
-    backward_pass(m, ws, nlocal, x, type);
     scatter_pass(m, ws, nlocal, nall, x, out);
     return HMD_OK;
 }

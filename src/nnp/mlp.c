@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "nnp/vmath.h"
+
 size_t hmd_mlp_work_size(const struct hmd_mlp *net, int rows)
 {
     return (size_t)rows * (size_t)net->width_sum;
@@ -23,41 +25,52 @@ size_t hmd_mlp_backward_work_size(const struct hmd_mlp *net, int rows)
     return 3 * (size_t)rows * (size_t)max_width(net);
 }
 
-/* z[rows][n] = x[rows][k] w[k][n] (+ b). Four rows at a time so each row of w is loaded once
- * per four rows; the inner loop over n is contiguous and vectorises. */
-static void affine(int rows, int k, int n, const double *x, const double *w, const double *b,
-                   double *z)
+/* phi = act(z) over n values; tanh takes the vectorised path. */
+static void activate(const struct hmd_dense *L, size_t n, const double *z, double *phi)
 {
-    int r = 0;
-    for (; r + 4 <= rows; r += 4) {
-        double *z0 = z + (size_t)r * n, *z1 = z0 + n, *z2 = z1 + n, *z3 = z2 + n;
-        const double *x0 = x + (size_t)r * k, *x1 = x0 + k, *x2 = x1 + k, *x3 = x2 + k;
-        for (int j = 0; j < n; j++) {
-            double bj = b ? b[j] : 0.0;
-            z0[j] = z1[j] = z2[j] = z3[j] = bj;
-        }
-        for (int i = 0; i < k; i++) {
-            const double *wi = w + (size_t)i * n;
-            double a0 = x0[i], a1 = x1[i], a2 = x2[i], a3 = x3[i];
-            for (int j = 0; j < n; j++) {
-                z0[j] += a0 * wi[j];
-                z1[j] += a1 * wi[j];
-                z2[j] += a2 * wi[j];
-                z3[j] += a3 * wi[j];
-            }
+    if (L->act == HMD_ACT_TANH) {
+        hmd_vtanh((int)n, z, phi);
+    } else {
+        for (size_t e = 0; e < n; e++) {
+            phi[e] = hmd_act(L->act, &L->silut, z[e]);
         }
     }
-    for (; r < rows; r++) {
-        double *zr = z + (size_t)r * n;
-        const double *xr = x + (size_t)r * k;
-        for (int j = 0; j < n; j++) {
-            zr[j] = b ? b[j] : 0.0;
+}
+
+/* d phi / d z over n values, from what hmd_act_keeps_output says was kept. */
+static void activation_grad(const struct hmd_dense *L, size_t n, const double *kept, double *g)
+{
+    if (L->act == HMD_ACT_TANH) {
+        for (size_t e = 0; e < n; e++) {
+            g[e] = 1.0 - kept[e] * kept[e];
         }
-        for (int i = 0; i < k; i++) {
-            const double *wi = w + (size_t)i * n;
-            double a = xr[i];
+    } else {
+        for (size_t e = 0; e < n; e++) {
+            g[e] = hmd_act_grad(L->act, &L->silut, kept[e]);
+        }
+    }
+}
+
+/* y = phi * idt + skip(x), row by row (y holds phi on entry). */
+static void scale_and_skip(const struct hmd_dense *L, int rows, const double *x, double *y)
+{
+    const int n = L->n_out, k = L->n_in;
+    for (int r = 0; r < rows; r++) {
+        double *yr = y + (size_t)r * n;
+        const double *xr = x + (size_t)r * k;
+        if (L->idt) {
             for (int j = 0; j < n; j++) {
-                zr[j] += a * wi[j];
+                yr[j] *= L->idt[j];
+            }
+        }
+        if (L->resnet == HMD_RESNET_SAME) {
+            for (int j = 0; j < n; j++) {
+                yr[j] += xr[j];
+            }
+        } else if (L->resnet == HMD_RESNET_DOUBLE) {
+            for (int j = 0; j < k; j++) {
+                yr[j] += xr[j];
+                yr[j + k] += xr[j];
             }
         }
     }
@@ -66,30 +79,16 @@ static void affine(int rows, int k, int n, const double *x, const double *w, con
 static void dense_forward(const struct hmd_dense *L, int rows, const double *x, double *y,
                           double *saved)
 {
-    const int n = L->n_out, k = L->n_in;
-    const bool keep_out = hmd_act_keeps_output(L->act);
-    affine(rows, k, n, x, L->w, L->b, y);
-    for (int r = 0; r < rows; r++) {
-        double *yr = y + (size_t)r * n;
-        const double *xr = x + (size_t)r * k;
-        double *sr = saved ? saved + (size_t)r * n : NULL;
-        for (int j = 0; j < n; j++) {
-            double z = yr[j];
-            double phi = hmd_act(L->act, &L->silut, z);
-            if (sr) {
-                sr[j] = keep_out ? phi : z;
-            }
-            if (L->idt) {
-                phi *= L->idt[j];
-            }
-            if (L->resnet == HMD_RESNET_SAME) {
-                phi += xr[j];
-            } else if (L->resnet == HMD_RESNET_DOUBLE) {
-                phi += xr[j < k ? j : j - k];
-            }
-            yr[j] = phi;
-        }
+    const size_t n = (size_t)rows * L->n_out;
+    hmd_gemm_bias(rows, L->n_in, L->n_out, x, NULL, L->w, L->b, y, NULL);
+    if (saved && !hmd_act_keeps_output(L->act)) {
+        memcpy(saved, y, n * sizeof(double));
     }
+    activate(L, n, y, y);
+    if (saved && hmd_act_keeps_output(L->act)) {
+        memcpy(saved, y, n * sizeof(double));
+    }
+    scale_and_skip(L, rows, x, y);
 }
 
 const double *hmd_mlp_forward(const struct hmd_mlp *net, int rows, const double *x, double *work,
@@ -109,24 +108,6 @@ const double *hmd_mlp_forward(const struct hmd_mlp *net, int rows, const double 
     return in;
 }
 
-/* dx[rows][k] = dz[rows][n] w^T, i.e. dx[r][i] = sum_j dz[r][j] w[i][j]. */
-static void affine_transpose(int rows, int k, int n, const double *dz, const double *w,
-                             double *dx)
-{
-    for (int r = 0; r < rows; r++) {
-        const double *dzr = dz + (size_t)r * n;
-        double *dxr = dx + (size_t)r * k;
-        for (int i = 0; i < k; i++) {
-            const double *wi = w + (size_t)i * n;
-            double s = 0.0;
-            for (int j = 0; j < n; j++) {
-                s += dzr[j] * wi[j];
-            }
-            dxr[i] = s;
-        }
-    }
-}
-
 void hmd_mlp_backward(const struct hmd_mlp *net, int rows, const double *saved, const double *dy,
                       double *dx, double *work)
 {
@@ -144,15 +125,16 @@ void hmd_mlp_backward(const struct hmd_mlp *net, int rows, const double *saved, 
         const double *s = saved + saved_off;
         const int dz_buf = (g_buf + 1) % 3, out_buf = (g_buf + 2) % 3;
         double *dz = buf[dz_buf];
+        activation_grad(L, (size_t)rows * n, s, dz);
         for (int r = 0; r < rows; r++) {
+            double *dzr = dz + (size_t)r * n;
+            const double *gr = g + (size_t)r * n;
             for (int j = 0; j < n; j++) {
-                size_t e = (size_t)r * n + j;
-                double d = L->idt ? g[e] * L->idt[j] : g[e];
-                dz[e] = d * hmd_act_grad(L->act, &L->silut, s[e]);
+                dzr[j] *= L->idt ? gr[j] * L->idt[j] : gr[j];
             }
         }
         double *out = (l == 0) ? dx : buf[out_buf];
-        affine_transpose(rows, k, n, dz, L->w, out);
+        hmd_gemm_transposed(rows, k, n, dz, L->wt, out);
         if (L->resnet != HMD_RESNET_NONE) {
             for (int r = 0; r < rows; r++) {
                 const double *gr = g + (size_t)r * n;
@@ -165,6 +147,49 @@ void hmd_mlp_backward(const struct hmd_mlp *net, int rows, const double *saved, 
         g = out;
         g_buf = out_buf;
     }
+}
+
+size_t hmd_mlp_tangent_work_size(const struct hmd_mlp *net, int rows)
+{
+    return 4 * (size_t)rows * (size_t)max_width(net);
+}
+
+void hmd_mlp_forward_tangent(const struct hmd_mlp *net, int rows, const double *x, double *work,
+                             const double **y, const double **dy)
+{
+    /* (value, tangent) of the current layer's input and output, ping-ponged */
+    const size_t stride = (size_t)rows * (size_t)max_width(net);
+    double *val[2] = {work, work + stride}, *tan[2] = {work + 2 * stride, work + 3 * stride};
+    const double *in = x, *din = NULL;
+    for (int r = 0; r < rows; r++) {
+        tan[1][r] = 1.0; /* d x / d x */
+    }
+    din = tan[1];
+    for (int l = 0; l < net->nlayers; l++) {
+        const struct hmd_dense *L = &net->layers[l];
+        const int n = L->n_out, k = L->n_in;
+        double *out = val[l % 2], *dout = tan[l % 2];
+        hmd_gemm_bias(rows, k, n, in, din, L->w, L->b, out, dout);
+        const size_t count = (size_t)rows * n;
+        if (L->act == HMD_ACT_TANH) {
+            hmd_vtanh((int)count, out, out);
+            for (size_t e = 0; e < count; e++) {
+                dout[e] *= 1.0 - out[e] * out[e];
+            }
+        } else {
+            for (size_t e = 0; e < count; e++) {
+                double z = out[e];
+                out[e] = hmd_act(L->act, &L->silut, z);
+                dout[e] *= hmd_act_grad(L->act, &L->silut, hmd_act_keeps_output(L->act) ? out[e] : z);
+            }
+        }
+        scale_and_skip(L, rows, in, out);
+        scale_and_skip(L, rows, din, dout);
+        in = out;
+        din = dout;
+    }
+    *y = in;
+    *dy = din;
 }
 
 long hmd_mlp_param_count(const struct hmd_mlp *net)

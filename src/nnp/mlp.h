@@ -22,6 +22,7 @@ enum hmd_resnet {
 struct hmd_dense {
     int n_in, n_out;
     double *w;   /* weights [n_in][n_out], row-major (borrowed from the model's storage) */
+    double *wt;  /* the same weights transposed, [n_out][n_in], for the backward pass */
     double *b;   /* bias [n_out], or NULL */
     double *idt; /* timestep scale [n_out], or NULL */
     enum hmd_activation act;
@@ -44,6 +45,16 @@ size_t hmd_mlp_work_size(const struct hmd_mlp *net, int rows);
  * needs. Returns a pointer into work holding y[rows][n_out]. */
 const double *hmd_mlp_forward(const struct hmd_mlp *net, int rows, const double *x, double *work,
                               double *saved);
+
+/* Forward pass of a network with one input (an embedding net) together with the derivative of
+ * every output with respect to the input (forward-mode differentiation, seed 1 per row).
+ * `work` needs hmd_mlp_tangent_work_size() doubles; *y and *dy point into it on return
+ * (y[rows][n_out], dy[rows][n_out] = d y / d x). */
+void hmd_mlp_forward_tangent(const struct hmd_mlp *net, int rows, const double *x, double *work,
+                             const double **y, const double **dy);
+
+/* Doubles of `work` hmd_mlp_forward_tangent() needs. */
+size_t hmd_mlp_tangent_work_size(const struct hmd_mlp *net, int rows);
 
 /* Given dE/dy[rows][n_out] and the `saved` state of the forward pass on the same rows, writes
  * dE/dx[rows][n_in] to dx. `work` needs hmd_mlp_backward_work_size() doubles. dy is not

@@ -24,14 +24,18 @@ static const struct hmd_mlp *any_net(const struct hmd_dp_model *m)
     return NULL;
 }
 
+/* Embedding scratch: the tangent forward of real rows, or the plain forward of padded rows. */
+static size_t embedding_work(const struct hmd_dp_model *m)
+{
+    const int rows = max_sel(m);
+    size_t a = hmd_mlp_tangent_work_size(any_net(m), rows), b = hmd_mlp_work_size(any_net(m), rows);
+    return a > b ? a : b;
+}
+
 size_t hmd_se_e2_a_scratch_doubles(const struct hmd_dp_model *m)
 {
     const struct hmd_se_e2_a *se = &m->se;
-    const struct hmd_mlp *net = any_net(m);
-    const int rows = max_sel(m);
-    return (size_t)se->nnei * 4 + (size_t)se->nnei * 12 + (size_t)rows +
-           2 * hmd_mlp_work_size(net, rows) + (size_t)rows * se->M + (size_t)rows +
-           hmd_mlp_backward_work_size(net, rows) + (size_t)se->M * 4;
+    return (size_t)se->nnei * 4 + (size_t)max_sel(m) + embedding_work(m) + (size_t)se->M * 4;
 }
 
 size_t hmd_se_e2_a_scratch_ints(const struct hmd_dp_model *m)
@@ -39,21 +43,20 @@ size_t hmd_se_e2_a_scratch_ints(const struct hmd_dp_model *m)
     return (size_t)max_sel(m);
 }
 
+size_t hmd_se_e2_a_keep_doubles(const struct hmd_dp_model *m)
+{
+    return (size_t)m->se.nnei * (2 * (size_t)m->se.M + 4);
+}
+
 void hmd_se_e2_a_scratch_init(struct hmd_se_e2_a_scratch *s, const struct hmd_dp_model *m,
                               double *dbuf, int *ibuf)
 {
     const struct hmd_se_e2_a *se = &m->se;
-    const struct hmd_mlp *net = any_net(m);
     const int rows = max_sel(m);
     s->R = dbuf;
-    s->jac = s->R + (size_t)se->nnei * 4;
-    s->input = s->jac + (size_t)se->nnei * 12;
+    s->input = s->R + (size_t)se->nnei * 4;
     s->work = s->input + rows;
-    s->saved = s->work + hmd_mlp_work_size(net, rows);
-    s->dg = s->saved + hmd_mlp_work_size(net, rows);
-    s->ds = s->dg + (size_t)rows * se->M;
-    s->bwork = s->ds + rows;
-    s->gamma = s->bwork + hmd_mlp_backward_work_size(net, rows);
+    s->gamma = s->work + embedding_work(m);
     s->rows = ibuf;
 }
 
@@ -91,39 +94,65 @@ static int slot_row(const struct hmd_dp_model *m, int i, int ti, int tau, int j,
     return 1;
 }
 
+/* T += sum over rows of g_row (x) R_row. */
+static void accumulate_T(int M, int rows, const int *slot, const double *g, size_t g_stride,
+                         const double *Rs, double *T)
+{
+    for (int r = 0; r < rows; r++) {
+        const double *R = Rs + 4 * (size_t)slot[r];
+        const double *gr = g + (size_t)r * g_stride;
+        for (int a = 0; a < M; a++) {
+            const double ga = gr[a];
+            T[4 * a + 0] += ga * R[0];
+            T[4 * a + 1] += ga * R[1];
+            T[4 * a + 2] += ga * R[2];
+            T[4 * a + 3] += ga * R[3];
+        }
+    }
+}
+
 void hmd_se_e2_a_forward(const struct hmd_dp_model *m, int i, int ti, const int *slots,
-                         const double *x, struct hmd_se_e2_a_scratch *s,
-                         double *T, double *D)
+                         const double *x, struct hmd_se_e2_a_scratch *s, double *T, double *D,
+                         double *keep)
 {
     const struct hmd_se_e2_a *se = &m->se;
     const int M = se->M;
+    const size_t per_slot = 2 * (size_t)M + 4;
     memset(T, 0, sizeof(double) * M * 4);
     for (int tau = 0; tau < m->ntypes; tau++) {
         const int j0 = se->sel_offset[tau], j1 = se->sel_offset[tau + 1];
-        int rows = 0;
+        const struct hmd_mlp *net = block_net(m, ti, tau);
+        /* real neighbours: value and d/ds, kept for the backward pass */
+        int live = 0;
         for (int j = j0; j < j1; j++) {
-            double *R = s->R + 4 * j;
-            int live = slot_row(m, i, ti, tau, j, slots[j], x, R, NULL);
-            /* excluded real neighbours have R = 0 and add nothing to T */
-            if (live || slots[j] < 0) {
-                s->input[rows] = R[0];
-                s->rows[rows++] = j;
+            if (slot_row(m, i, ti, tau, j, slots[j], x, s->R + 4 * j, NULL)) {
+                s->input[live] = s->R[4 * j];
+                s->rows[live++] = j;
             }
         }
-        if (rows == 0) {
-            continue;
-        }
-        const double *g = hmd_mlp_forward(block_net(m, ti, tau), rows, s->input, s->work, NULL);
-        for (int r = 0; r < rows; r++) {
-            const double *R = s->R + 4 * s->rows[r];
-            const double *gr = g + (size_t)r * M;
-            for (int a = 0; a < M; a++) {
-                double ga = gr[a];
-                T[4 * a + 0] += ga * R[0];
-                T[4 * a + 1] += ga * R[1];
-                T[4 * a + 2] += ga * R[2];
-                T[4 * a + 3] += ga * R[3];
+        if (live) {
+            const double *g, *dg;
+            hmd_mlp_forward_tangent(net, live, s->input, s->work, &g, &dg);
+            for (int r = 0; r < live; r++) {
+                double *k = keep + per_slot * s->rows[r];
+                memcpy(k, g + (size_t)r * M, sizeof(double) * M);
+                memcpy(k + M, dg + (size_t)r * M, sizeof(double) * M);
+                memcpy(k + 2 * M, s->R + 4 * s->rows[r], sizeof(double) * 4);
             }
+            accumulate_T(M, live, s->rows, g, M, s->R, T);
+        }
+        /* padding (R = -davg/dstd, not zero); excluded real neighbours have R = 0 and add
+         * nothing */
+        int pad = 0;
+        for (int j = j0; j < j1; j++) {
+            if (slots[j] < 0) {
+                s->input[pad] = s->R[4 * j];
+                s->rows[pad++] = j;
+            }
+        }
+        if (pad) {
+            const double *g = hmd_mlp_forward(net, pad, s->input, s->work, NULL);
+            accumulate_T(M, pad, s->rows, g, M, s->R, T);
         }
     }
     const double inv_nnei = 1.0 / se->nnei;
@@ -139,11 +168,12 @@ void hmd_se_e2_a_forward(const struct hmd_dp_model *m, int i, int ti, const int 
 }
 
 void hmd_se_e2_a_backward(const struct hmd_dp_model *m, int i, int ti, const int *slots,
-                          const double *x, struct hmd_se_e2_a_scratch *s,
-                          const double *T, const double *dD, double *grad)
+                          const double *x, struct hmd_se_e2_a_scratch *s, const double *T,
+                          const double *dD, const double *keep, double *grad)
 {
     const struct hmd_se_e2_a *se = &m->se;
     const int M = se->M, M2 = se->M2;
+    const size_t per_slot = 2 * (size_t)M + 4;
     /* gamma[a][c] = dE/dT[a][c] / Nc, with D[a][b] = sum_c T[a][c] T[b][c] (b < M2) */
     const double inv_nnei = 1.0 / se->nnei;
     for (int a = 0; a < M; a++) {
@@ -162,42 +192,29 @@ void hmd_se_e2_a_backward(const struct hmd_dp_model *m, int i, int ti, const int
     }
     memset(grad, 0, sizeof(double) * 3 * se->nnei);
     for (int tau = 0; tau < m->ntypes; tau++) {
-        const int j0 = se->sel_offset[tau], j1 = se->sel_offset[tau + 1];
-        int rows = 0;
-        for (int j = j0; j < j1; j++) {
-            double(*jac)[3] = (double(*)[3])(s->jac + 12 * (size_t)j);
-            if (slots[j] >= 0 && slot_row(m, i, ti, tau, j, slots[j], x, s->R + 4 * j, jac)) {
-                s->input[rows] = s->R[4 * j];
-                s->rows[rows++] = j;
-            }
-        }
-        if (rows == 0) {
+        if (se->exclude[ti * m->ntypes + tau]) {
             continue;
         }
-        const struct hmd_mlp *net = block_net(m, ti, tau);
-        const double *g = hmd_mlp_forward(net, rows, s->input, s->work, s->saved);
-        for (int r = 0; r < rows; r++) {
-            const double *R = s->R + 4 * s->rows[r];
-            double *dgr = s->dg + (size_t)r * M;
+        for (int j = se->sel_offset[tau]; j < se->sel_offset[tau + 1]; j++) {
+            if (slots[j] < 0) {
+                continue;
+            }
+            const double *g = keep + per_slot * j, *dg = g + M, *R = dg + M;
+            /* dE/dR_c = sum_a g_a gamma_ac, plus the embedding input s = R_0:
+             * dE/ds = sum_a (dg_a/ds) sum_c gamma_ac R_c */
+            double dR[4] = {0.0, 0.0, 0.0, 0.0}, ds = 0.0;
             for (int a = 0; a < M; a++) {
                 const double *ga = s->gamma + 4 * a;
-                dgr[a] = ga[0] * R[0] + ga[1] * R[1] + ga[2] * R[2] + ga[3] * R[3];
+                dR[0] += g[a] * ga[0];
+                dR[1] += g[a] * ga[1];
+                dR[2] += g[a] * ga[2];
+                dR[3] += g[a] * ga[3];
+                ds += dg[a] * (ga[0] * R[0] + ga[1] * R[1] + ga[2] * R[2] + ga[3] * R[3]);
             }
-        }
-        hmd_mlp_backward(net, rows, s->saved, s->dg, s->ds, s->bwork);
-        for (int r = 0; r < rows; r++) {
-            const int j = s->rows[r];
-            const double *gr = g + (size_t)r * M;
+            dR[0] += ds;
+            double Rj[4], jac[4][3];
+            slot_row(m, i, ti, tau, j, slots[j], x, Rj, jac);
             const double *std = se->dstd + ((size_t)ti * se->nnei + j) * 4;
-            double dR[4] = {s->ds[r], 0.0, 0.0, 0.0};
-            for (int a = 0; a < M; a++) {
-                const double *ga = s->gamma + 4 * a;
-                dR[0] += gr[a] * ga[0];
-                dR[1] += gr[a] * ga[1];
-                dR[2] += gr[a] * ga[2];
-                dR[3] += gr[a] * ga[3];
-            }
-            const double(*jac)[3] = (const double(*)[3])(s->jac + 12 * (size_t)j);
             for (int k = 0; k < 3; k++) {
                 double v = 0.0;
                 for (int c = 0; c < 4; c++) {

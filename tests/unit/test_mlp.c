@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "nnp/mlp.h"
@@ -26,12 +27,19 @@ static void make_net(struct hmd_mlp *net, struct hmd_dense *L, enum hmd_activati
         L[l].n_out = widths[l + 1];
         L[l].w = p;
         p += widths[l] * widths[l + 1];
+        L[l].wt = p;
+        p += widths[l] * widths[l + 1];
         L[l].b = p;
         p += widths[l + 1];
         L[l].idt = (l == 1) ? p : NULL;
         p += widths[l + 1];
         for (double *q = L[l].w; q < p; q++) {
             *q = urand(seed);
+        }
+        for (int i = 0; i < widths[l]; i++) {
+            for (int j = 0; j < widths[l + 1]; j++) {
+                L[l].wt[j * widths[l] + i] = L[l].w[i * widths[l + 1] + j];
+            }
         }
         L[l].act = (l == 2) ? HMD_ACT_NONE : act;
         L[l].silut = (struct hmd_act_silut){0.5, 0, 0};
@@ -53,7 +61,7 @@ static double eval(const struct hmd_mlp *net, const double *x, double *work)
 static void check_activation(enum hmd_activation act)
 {
     unsigned seed = 12345u + (unsigned)act;
-    double store[200], work[64], saved[64], bwork[64], dx[3], one = 1.0;
+    double store[300], work[64], saved[64], bwork[64], dx[3], one = 1.0;
     struct hmd_dense L[3];
     struct hmd_mlp net;
     make_net(&net, L, act, store, &seed);
@@ -86,7 +94,7 @@ static void test_activations_backward(void **state)
 static void test_batched_rows_match_single_rows(void **state)
 {
     unsigned seed = 7u;
-    double store[200];
+    double store[300];
     struct hmd_dense L[3];
     struct hmd_mlp net;
     make_net(&net, L, HMD_ACT_TANH, store, &seed);
@@ -116,11 +124,67 @@ static void test_batched_rows_match_single_rows(void **state)
     }
 }
 
+/* Forward-mode derivative of a one-input net 1 -> 4 -> 8 -> 8 (DOUBLE then SAME skips, idt)
+ * against central differences, for every activation. */
+static void test_tangent_matches_finite_differences(void **state)
+{
+    const enum hmd_activation acts[] = {HMD_ACT_TANH, HMD_ACT_GELU, HMD_ACT_SOFTPLUS,
+                                        HMD_ACT_SILU, HMD_ACT_SIGMOID, HMD_ACT_NONE};
+    const int widths[4] = {1, 4, 8, 8};
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+        unsigned seed = 99u + (unsigned)a;
+        double store[400], *p = store;
+        struct hmd_dense L[3];
+        for (int l = 0; l < 3; l++) {
+            const int k = widths[l], n = widths[l + 1];
+            L[l] = (struct hmd_dense){.n_in = k, .n_out = n, .act = acts[a]};
+            L[l].w = p;
+            p += k * n;
+            L[l].wt = p;
+            p += k * n;
+            L[l].b = p;
+            p += n;
+            L[l].idt = p;
+            p += n;
+            for (double *q = L[l].w; q < p; q++) {
+                *q = urand(&seed);
+            }
+            for (int i = 0; i < k; i++) {
+                for (int j = 0; j < n; j++) {
+                    L[l].wt[j * k + i] = L[l].w[i * n + j];
+                }
+            }
+            L[l].resnet = (n == 2 * k) ? HMD_RESNET_DOUBLE : (n == k ? HMD_RESNET_SAME : HMD_RESNET_NONE);
+        }
+        struct hmd_mlp net = {.nlayers = 3, .layers = L, .n_in = 1, .n_out = 8, .width_sum = 20};
+        enum { ROWS = 6 };
+        double x[ROWS], work[4 * ROWS * 8], w2[ROWS * 20];
+        for (int r = 0; r < ROWS; r++) {
+            x[r] = 1.5 * urand(&seed);
+        }
+        const double *y, *dy;
+        hmd_mlp_forward_tangent(&net, ROWS, x, work, &y, &dy);
+        for (int r = 0; r < ROWS; r++) {
+            const double h = 1e-6;
+            double xp = x[r] + h, xm = x[r] - h, yp[8], ym[8];
+            const double *o = hmd_mlp_forward(&net, 1, &xp, w2, NULL);
+            memcpy(yp, o, sizeof yp);
+            o = hmd_mlp_forward(&net, 1, &xm, w2, NULL);
+            memcpy(ym, o, sizeof ym);
+            for (int j = 0; j < 8; j++) {
+                double fd = (yp[j] - ym[j]) / (2 * h);
+                assert_true(fabs(fd - dy[r * 8 + j]) < 1e-7 * (1 + fabs(fd)));
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_activations_backward),
         cmocka_unit_test(test_batched_rows_match_single_rows),
+        cmocka_unit_test(test_tangent_matches_finite_differences),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
