@@ -82,7 +82,8 @@ static int parse(int argc, char **argv, struct cli *cli)
     opterr = 0;
     optind = 2; /* argv[1] is the command */
     int opt;
-    while ((opt = getopt_long_only(argc, argv, "f:c:m:o:vh", options, NULL)) != -1) {
+    /* no short options: "-frobnicate" must not read as "-f robnicate" */
+    while ((opt = getopt_long_only(argc, argv, ":", options, NULL)) != -1) {
         switch (opt) {
         case 'f': cli->mdp = optarg; break;
         case 'c': cli->conf = optarg; break;

@@ -1,13 +1,48 @@
-# Script mode: run EXE with ARGS (a ;-list) in a fresh WORKDIR; check the exit code is EXIT and,
-# when MATCH is set, that stderr matches it. Prints both streams on failure.
+# Script mode: run EXE with ARGS (a |-separated list) in a fresh WORKDIR; check the exit code is
+# EXIT and, when MATCH is set, that stderr matches it. With KEEP set (a |-separated list of file
+# names), those files are created first with known content and must be left untouched, and no
+# #name.N# backup may appear: a failed run must not clobber earlier output. BACKUP files are
+# pre-created the same way and must end up moved to #name.1# (a successful run backs them up).
 file(REMOVE_RECURSE ${WORKDIR})
 file(MAKE_DIRECTORY ${WORKDIR})
-execute_process(COMMAND ${EXE} ${ARGS} WORKING_DIRECTORY ${WORKDIR}
+string(REPLACE "|" ";" args "${ARGS}")
+string(REPLACE "|" ";" keep "${KEEP}")
+string(REPLACE "|" ";" backup "${BACKUP}")
+foreach(f ${keep} ${backup})
+  file(WRITE ${WORKDIR}/${f} "earlier output\n")
+endforeach()
+execute_process(COMMAND ${EXE} ${args} WORKING_DIRECTORY ${WORKDIR}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc STREQUAL EXIT)
   message(FATAL_ERROR "exit code ${rc}, expected ${EXIT}\nstdout:\n${out}\nstderr:\n${err}")
 endif()
 if(MATCH AND NOT err MATCHES "${MATCH}")
   message(FATAL_ERROR "stderr does not match '${MATCH}'\nstderr:\n${err}")
+endif()
+foreach(f ${keep})
+  file(READ ${WORKDIR}/${f} content)
+  if(NOT content STREQUAL "earlier output\n")
+    message(FATAL_ERROR "${f} was overwritten")
+  endif()
+  if(EXISTS "${WORKDIR}/#${f}.1#")
+    message(FATAL_ERROR "${f} was moved aside although the run failed")
+  endif()
+endforeach()
+foreach(f ${backup})
+  if(NOT EXISTS "${WORKDIR}/#${f}.1#")
+    message(FATAL_ERROR "earlier ${f} was not backed up to #${f}.1#")
+  endif()
+  file(READ "${WORKDIR}/#${f}.1#" content)
+  if(NOT content STREQUAL "earlier output\n")
+    message(FATAL_ERROR "#${f}.1# does not hold the earlier ${f}")
+  endif()
+endforeach()
+if(EXPECT_FILES)
+  string(REPLACE "|" ";" expect "${EXPECT_FILES}")
+  foreach(f ${expect})
+    if(NOT EXISTS "${WORKDIR}/${f}")
+      message(FATAL_ERROR "expected output ${f} is missing")
+    endif()
+  endforeach()
 endif()
 message(STATUS "ok: exit ${rc}\n${err}")

@@ -1,0 +1,106 @@
+"""Write the malformed inputs of tests/data/bad/ that the command-line error tests use.
+
+Usage: python python/halomd/make_bad_inputs.py   (needs h5py and numpy; the DPA-1 model also
+needs deepmd-kit, `pip install deepmd-kit`)
+
+Model files are derived from tests/data/models/deeppot.dp (DeePMD-kit's test model) by
+damaging one thing each; the DPA-1 model is a small untrained model built and saved by
+DeePMD-kit's own numpy backend. Text files are written as they are below.
+"""
+import json
+import os
+import shutil
+import sys
+
+import h5py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+DATA = os.path.join(ROOT, "tests", "data")
+BAD = os.path.join(DATA, "bad")
+
+TEXT_FILES = {
+    "not_hdf5.dp": "this is not an HDF5 file\n",
+    "model.pth": "PK\x03\x04 a TorchScript archive would start like this\n",
+    # declares 6 atoms, holds 4
+    "truncated.gro": (
+        "truncated water\n    6\n"
+        "    1SOL     OW    1   0.126   0.165   0.150\n"
+        "    1SOL    HW1    2   0.190   0.094   0.127\n"
+        "    1SOL    HW2    3   0.177   0.247   0.140\n"
+        "    2SOL     OW    4   0.526   0.465   0.450\n"
+    ),
+    # sodium is not in an O/H model's type map
+    "unknown_element.xyz": (
+        "4\nLattice=\"12 0 0 0 12 0 0 0 12\" Properties=species:S:1:pos:R:3 pbc=\"T T T\"\n"
+        "O 1.0 1.0 1.0\nH 1.9 1.2 1.0\nH 0.8 1.9 1.1\nNa 6.0 6.0 6.0\n"
+    ),
+    # a 0.5 Angstrom thick cell: far too thin for a 6 Angstrom cut-off
+    "tiny_box.gro": (
+        "tiny box\n    3\n"
+        "    1SOL     OW    1   0.010   0.165   0.150\n"
+        "    1SOL    HW1    2   0.020   0.094   0.127\n"
+        "    1SOL    HW2    3   0.030   0.247   0.140\n"
+        "   0.05000   1.20000   1.20000\n"
+    ),
+    # the third cell vector lies in the plane of the first two
+    "flat_cell.xyz": (
+        "3\nLattice=\"10 0 0 0 10 0 5 5 0\" Properties=species:S:1:pos:R:3 pbc=\"T T T\"\n"
+        "O 1.0 1.0 1.0\nH 1.9 1.2 1.0\nH 0.8 1.9 1.1\n"
+    ),
+    "unknown_key.mdp": "dt = 0.0005\nnstep = 100\n",
+    "repeated_key.mdp": "dt = 0.0005\nnsteps = 10\ndt = 0.001\n",
+    "bad_value.mdp": "dt = -0.001\n",
+    "tcoupl_without_ref_t.mdp": "tcoupl = v-rescale\ntau-t = 0.1\n",
+}
+
+
+def damaged_models():
+    src = os.path.join(DATA, "models", "deeppot.dp")
+    corrupt = os.path.join(BAD, "corrupt_json.dp")
+    shutil.copyfile(src, corrupt)
+    with h5py.File(corrupt, "r+") as f:
+        text = f.attrs["json"]
+        f.attrs["json"] = text[: len(text) // 2]  # cut in the middle of the tree
+    missing = os.path.join(BAD, "missing_dataset.dp")
+    shutil.copyfile(src, missing)
+    with h5py.File(missing, "r+") as f:
+        tree = json.loads(f.attrs["json"])
+        path = tree["model"]["descriptor"]["embeddings"]["networks"][1]["layers"][0][
+            "@variables"]["w"]
+        del f[path]
+    print("damaged models written; removed", path, "from missing_dataset.dp")
+
+
+def dpa1_model():
+    from deepmd.dpmodel.model.model import get_model
+    from deepmd.dpmodel.utils.serialization import save_dp_model
+
+    config = {
+        "type_map": ["O", "H"],
+        "descriptor": {"type": "dpa1", "sel": 30, "rcut": 4.0, "rcut_smth": 0.5,
+                       "neuron": [4, 8], "axis_neuron": 2, "attn": 8, "attn_layer": 1,
+                       "tebd_dim": 4, "seed": 1},
+        "fitting_net": {"neuron": [8, 8], "seed": 1},
+    }
+    model = get_model(config)
+    save_dp_model(os.path.join(BAD, "dpa1.dp"),
+                  {"model": model.serialize(), "backend": "DP", "model_def_script": config})
+    print("dpa1.dp written")
+
+
+def main():
+    os.makedirs(BAD, exist_ok=True)
+    for name, text in TEXT_FILES.items():
+        with open(os.path.join(BAD, name), "w") as f:
+            f.write(text)
+    damaged_models()
+    try:
+        dpa1_model()
+    except ImportError as exc:
+        print("skipping dpa1.dp (needs deepmd-kit):", exc, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

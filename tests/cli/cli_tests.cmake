@@ -1,0 +1,75 @@
+# Command-line tests: usage, every class of bad input (exit code, a message naming the file and
+# line or the key, earlier output left alone), and the good paths of info, eval and run.
+set(D ${HMD_TEST_DATA})
+set(MODEL ${D}/models/deeppot.dp)
+set(WATER ${D}/models/se_e2_a_water_one_side.dp)
+set(CONF ${D}/structures/deeppot_case1.xyz)
+set(OUTS md.log md.energy.csv md.xyz md.gro)
+
+# usage
+halomd_cli_test(NAME no_command EXIT 64 MATCH "no command")
+halomd_cli_test(NAME unknown_command EXIT 64 MATCH "unknown command 'simulate'" ARGS simulate)
+halomd_cli_test(NAME unknown_option EXIT 64 MATCH "unknown or ambiguous option -frobnicate"
+  ARGS eval -frobnicate -m ${MODEL})
+halomd_cli_test(NAME eval_needs_model EXIT 64 MATCH "needs -m" ARGS eval -c ${CONF})
+halomd_cli_test(NAME run_needs_structure EXIT 64 MATCH "needs -c" ARGS run -m ${MODEL})
+halomd_cli_test(NAME bad_nsteps EXIT 64 MATCH "-nsteps ten" ARGS run -c ${CONF} -m ${MODEL}
+  -nsteps ten)
+halomd_cli_test(NAME help EXIT 0 ARGS -h)
+halomd_cli_test(NAME version EXIT 0 ARGS -version)
+
+# models
+halomd_cli_test(NAME model_missing EXIT 66 MATCH "cannot open model .*nothing.dp"
+  ARGS info -m ${D}/nothing.dp)
+halomd_cli_test(NAME model_not_hdf5 EXIT 65 MATCH "not_hdf5.dp: not an HDF5 file"
+  ARGS info -m ${D}/bad/not_hdf5.dp)
+halomd_cli_test(NAME model_pth EXIT 65 MATCH "dp convert-backend" ARGS info -m ${D}/bad/model.pth)
+halomd_cli_test(NAME model_corrupt_json EXIT 65 MATCH "corrupt_json.dp: root attribute 'json' is not valid JSON"
+  ARGS info -m ${D}/bad/corrupt_json.dp)
+halomd_cli_test(NAME model_missing_dataset EXIT 65
+  MATCH "missing_dataset.dp: model.descriptor.embeddings.networks.1..layers.0.: array 'w'"
+  ARGS info -m ${D}/bad/missing_dataset.dp)
+halomd_cli_test(NAME model_unsupported_descriptor EXIT 69 MATCH "descriptor 'dpa1'.*not supported"
+  ARGS eval -m ${D}/bad/dpa1.dp -c ${CONF})
+halomd_cli_test(NAME info_deeppot EXIT 0 ARGS info -m ${MODEL})
+halomd_cli_test(NAME info_water EXIT 0 ARGS info -m ${WATER})
+
+# structures
+halomd_cli_test(NAME structure_missing EXIT 66 MATCH "nothing.gro"
+  ARGS eval -m ${MODEL} -c ${D}/nothing.gro)
+halomd_cli_test(NAME structure_truncated EXIT 65 MATCH "truncated.gro:[0-9]+:.*6"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${D}/bad/truncated.gro)
+halomd_cli_test(NAME structure_unknown_element EXIT 65
+  MATCH "unknown_element.xyz:6: atom 4 'Na' \\(element Na\\) has no type in the model"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${D}/bad/unknown_element.xyz)
+halomd_cli_test(NAME structure_tiny_box EXIT 65 MATCH "too small for the neighbour cut-off"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${D}/bad/tiny_box.gro)
+halomd_cli_test(NAME structure_flat_cell EXIT 65 MATCH "flat_cell.xyz:2:.*degenerate"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${D}/bad/flat_cell.xyz)
+
+# run parameters
+halomd_cli_test(NAME mdp_unknown_key EXIT 78 MATCH "unknown_key.mdp:2: .*'nstep'.*did you mean 'nsteps'"
+  KEEP ${OUTS} ARGS run -f ${D}/bad/unknown_key.mdp -m ${MODEL} -c ${CONF})
+halomd_cli_test(NAME mdp_repeated_key EXIT 78 MATCH "repeated_key.mdp:3:.*line 1"
+  KEEP ${OUTS} ARGS run -f ${D}/bad/repeated_key.mdp -m ${MODEL} -c ${CONF})
+halomd_cli_test(NAME mdp_bad_value EXIT 78 MATCH "bad_value.mdp:1:.*dt"
+  KEEP ${OUTS} ARGS run -f ${D}/bad/bad_value.mdp -m ${MODEL} -c ${CONF})
+halomd_cli_test(NAME mdp_missing_ref_t EXIT 78 MATCH "ref-t"
+  KEEP ${OUTS} ARGS run -f ${D}/bad/tcoupl_without_ref_t.mdp -m ${MODEL} -c ${CONF})
+halomd_cli_test(NAME mdp_missing_file EXIT 66 MATCH "nothing.mdp"
+  KEEP ${OUTS} ARGS run -f ${D}/nothing.mdp -m ${MODEL} -c ${CONF})
+halomd_cli_test(NAME set_unknown_key EXIT 78 MATCH "-set tcupl=no.*did you mean 'tcoupl'"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -set tcupl=no)
+halomd_cli_test(NAME run_model_missing EXIT 66 MATCH "cannot open model"
+  KEEP ${OUTS} ARGS run -m ${D}/nothing.dp -c ${CONF})
+halomd_cli_test(NAME run_no_model EXIT 64 MATCH "no model" KEEP ${OUTS} ARGS run -c ${CONF})
+
+# good paths
+halomd_cli_test(NAME eval_stdout EXIT 0 ARGS eval -m ${MODEL} -c ${CONF})
+halomd_cli_test(NAME eval_backs_up EXIT 0 BACKUP out.json EXPECT out.json
+  ARGS eval -m ${MODEL} -c ${CONF} -o out.json)
+halomd_cli_test(NAME run_outputs EXIT 0 BACKUP md.log
+  EXPECT md.log md.energy.csv md.xyz md.gro md.mdout.mdp md.perf.json
+  ARGS run -m ${MODEL} -c ${CONF} -nsteps 20 -set gen-vel=yes -set gen-seed=7)
+halomd_cli_test(NAME run_deffnm EXIT 0 EXPECT nvt.log nvt.energy.csv nvt.xyz nvt.gro
+  ARGS run -f ${D}/params/nvt.mdp -m ${MODEL} -c ${CONF} -deffnm nvt -nsteps 10)
