@@ -333,15 +333,6 @@ static int read_layer(struct reader *r, json_t *node, const char *where, int n_i
     }
     L->n_in = n_in;
     L->n_out = (int)(nw / (size_t)n_in);
-    L->wt = hmd_arena_alloc(&r->m->arena, nw * sizeof(double));
-    if (!L->wt) {
-        return hmd_error_set(HMD_ENOMEM, "%s: out of memory", r->path);
-    }
-    for (int i = 0; i < L->n_in; i++) {
-        for (int j = 0; j < L->n_out; j++) {
-            L->wt[(size_t)j * L->n_in + i] = L->w[(size_t)i * L->n_out + j];
-        }
-    }
     rc = read_array(r, node, "b", where, (size_t)L->n_out, !has_bias, &L->b, NULL);
     if (!rc) {
         rc = read_array(r, node, "idt", where, (size_t)L->n_out, true, &L->idt, NULL);
@@ -391,7 +382,7 @@ static int read_mlp(struct reader *r, json_t *node, const char *where, int n_in,
         net->width_sum += width;
     }
     net->n_out = width;
-    return HMD_OK;
+    return hmd_mlp_pack(net, &r->m->arena);
 }
 
 /* Reads a NetworkCollection of `expect` networks, each with input width n_in. Null entries

@@ -2,7 +2,33 @@
 
 #include <string.h>
 
+#include "core/error.h"
 #include "nnp/vmath.h"
+
+int hmd_mlp_pack(struct hmd_mlp *net, struct hmd_arena *arena)
+{
+    for (int l = 0; l < net->nlayers; l++) {
+        struct hmd_dense *L = &net->layers[l];
+        const int k = L->n_in, n = L->n_out;
+        const int n_pad = hmd_gemm_padded(n), k_pad = hmd_gemm_padded(k);
+        L->wp = hmd_arena_alloc(arena, (size_t)k * n_pad * sizeof(double));
+        L->wtp = hmd_arena_alloc(arena, (size_t)n * k_pad * sizeof(double));
+        L->bp = hmd_arena_alloc(arena, (size_t)n_pad * sizeof(double));
+        if (!L->wp || !L->wtp || !L->bp) {
+            return hmd_error_set(HMD_ENOMEM, "out of memory for network weights");
+        }
+        for (int i = 0; i < k; i++) {
+            for (int j = 0; j < n; j++) {
+                L->wp[(size_t)i * n_pad + j] = L->w[(size_t)i * n + j];
+                L->wtp[(size_t)j * k_pad + i] = L->w[(size_t)i * n + j];
+            }
+        }
+        for (int j = 0; j < n && L->b; j++) {
+            L->bp[j] = L->b[j];
+        }
+    }
+    return HMD_OK;
+}
 
 size_t hmd_mlp_work_size(const struct hmd_mlp *net, int rows)
 {
@@ -80,7 +106,7 @@ static void dense_forward(const struct hmd_dense *L, int rows, const double *x, 
                           double *saved)
 {
     const size_t n = (size_t)rows * L->n_out;
-    hmd_gemm_bias(rows, L->n_in, L->n_out, x, NULL, L->w, L->b, y, NULL);
+    hmd_gemm_bias(rows, L->n_in, L->n_out, x, NULL, L->wp, L->bp, y, NULL);
     if (saved && !hmd_act_keeps_output(L->act)) {
         memcpy(saved, y, n * sizeof(double));
     }
@@ -134,7 +160,7 @@ void hmd_mlp_backward(const struct hmd_mlp *net, int rows, const double *saved, 
             }
         }
         double *out = (l == 0) ? dx : buf[out_buf];
-        hmd_gemm_transposed(rows, k, n, dz, L->wt, out);
+        hmd_gemm_transposed(rows, k, n, dz, L->wtp, out);
         if (L->resnet != HMD_RESNET_NONE) {
             for (int r = 0; r < rows; r++) {
                 const double *gr = g + (size_t)r * n;
@@ -169,7 +195,7 @@ void hmd_mlp_forward_tangent(const struct hmd_mlp *net, int rows, const double *
         const struct hmd_dense *L = &net->layers[l];
         const int n = L->n_out, k = L->n_in;
         double *out = val[l % 2], *dout = tan[l % 2];
-        hmd_gemm_bias(rows, k, n, in, din, L->w, L->b, out, dout);
+        hmd_gemm_bias(rows, k, n, in, din, L->wp, L->bp, out, dout);
         const size_t count = (size_t)rows * n;
         if (L->act == HMD_ACT_TANH) {
             hmd_vtanh((int)count, out, out);

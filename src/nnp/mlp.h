@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "core/arena.h"
 #include "nnp/activation.h"
 
 enum hmd_resnet {
@@ -22,12 +23,15 @@ enum hmd_resnet {
 struct hmd_dense {
     int n_in, n_out;
     double *w;   /* weights [n_in][n_out], row-major (borrowed from the model's storage) */
-    double *wt;  /* the same weights transposed, [n_out][n_in], for the backward pass */
     double *b;   /* bias [n_out], or NULL */
     double *idt; /* timestep scale [n_out], or NULL */
     enum hmd_activation act;
     struct hmd_act_silut silut; /* parameters when act == HMD_ACT_SILUT */
     enum hmd_resnet resnet;     /* skip connection actually applied (resolved from widths) */
+    /* copies laid out for the kernels of nnp/vmath.h, made by hmd_mlp_pack */
+    double *wp;  /* w as [n_in][hmd_gemm_padded(n_out)], zero columns at the end */
+    double *wtp; /* w^T as [n_out][hmd_gemm_padded(n_in)] */
+    double *bp;  /* b padded to hmd_gemm_padded(n_out) (zeros when there is no bias) */
 };
 
 struct hmd_mlp {
@@ -36,6 +40,10 @@ struct hmd_mlp {
     int n_in, n_out;          /* widths of the first input and the last output */
     int width_sum;            /* sum of n_out over layers: per-row doubles of saved state */
 };
+
+/* Makes the packed weight copies (wp, wtp, bp) of every layer in `arena`; call once after the
+ * weights are set. HMD_ENOMEM on failure. */
+int hmd_mlp_pack(struct hmd_mlp *net, struct hmd_arena *arena);
 
 /* Doubles of scratch hmd_mlp_forward() needs for `rows` rows (layer outputs). */
 size_t hmd_mlp_work_size(const struct hmd_mlp *net, int rows);

@@ -11,7 +11,7 @@
 #endif
 
 /* 2^n for an integer-valued n in [-1022, 1023], by building the exponent bits. */
-static inline double pow2i(double n)
+static inline __attribute__((always_inline)) double pow2i(double n)
 {
     double t = n + 6755399441055744.0; /* 1.5 * 2^52: the low bits of t now hold n */
     uint64_t bits;
@@ -23,7 +23,7 @@ static inline double pow2i(double n)
 }
 
 /* exp(x) for x in [0, 40] (Cephes exp: Pade form on the reduced argument). */
-static inline double exp_small_range(double x)
+static inline __attribute__((always_inline)) double exp_small_range(double x)
 {
     const double log2e = 1.4426950408889634073599, c1 = 6.93145751953125e-1,
                  c2 = 1.42860682030941723212e-6;
@@ -58,108 +58,84 @@ void hmd_vtanh(int n, const double *x, double *y)
     }
 }
 
-HMD_CPU_CLONES
-void hmd_gemm_bias(int rows, int k, int n, const double *x, const double *dx, const double *w,
-                   const double *b, double *z, double *dz)
+/* One 4 x HMD_GEMM_BLOCK tile of out = in[4 rows][k] wp[k][j0 ..] (+ bias), accumulated in
+ * registers over k. Rows beyond `nr` repeat the last valid row and are not stored. */
+static inline __attribute__((always_inline)) void gemm_tile(int nr, int k, int ncols, int ld_in,
+                                                            int ld_w, int ld_out,
+                                                            const double *in, const double *wp,
+                                                            const double *bias, double *out)
 {
-    int r = 0;
-    /* four rows at a time: each row of w is loaded once per four rows */
-    for (; r + 4 <= rows; r += 4) {
-        double *z0 = z + (size_t)r * n, *z1 = z0 + n, *z2 = z1 + n, *z3 = z2 + n;
-        const double *x0 = x + (size_t)r * k, *x1 = x0 + k, *x2 = x1 + k, *x3 = x2 + k;
-        for (int j = 0; j < n; j++) {
-            double bj = b ? b[j] : 0.0;
-            z0[j] = z1[j] = z2[j] = z3[j] = bj;
-        }
-        if (dx) {
-            double *t0 = dz + (size_t)r * n, *t1 = t0 + n, *t2 = t1 + n, *t3 = t2 + n;
-            const double *d0 = dx + (size_t)r * k, *d1 = d0 + k, *d2 = d1 + k, *d3 = d2 + k;
-            memset(t0, 0, sizeof(double) * 4 * (size_t)n);
-            for (int i = 0; i < k; i++) {
-                const double *wi = w + (size_t)i * n;
-                const double a0 = x0[i], a1 = x1[i], a2 = x2[i], a3 = x3[i];
-                const double e0 = d0[i], e1 = d1[i], e2 = d2[i], e3 = d3[i];
-                for (int j = 0; j < n; j++) {
-                    const double wj = wi[j];
-                    z0[j] += a0 * wj;
-                    z1[j] += a1 * wj;
-                    z2[j] += a2 * wj;
-                    z3[j] += a3 * wj;
-                    t0[j] += e0 * wj;
-                    t1[j] += e1 * wj;
-                    t2[j] += e2 * wj;
-                    t3[j] += e3 * wj;
-                }
-            }
-        } else {
-            for (int i = 0; i < k; i++) {
-                const double *wi = w + (size_t)i * n;
-                const double a0 = x0[i], a1 = x1[i], a2 = x2[i], a3 = x3[i];
-                for (int j = 0; j < n; j++) {
-                    const double wj = wi[j];
-                    z0[j] += a0 * wj;
-                    z1[j] += a1 * wj;
-                    z2[j] += a2 * wj;
-                    z3[j] += a3 * wj;
-                }
-            }
+    double acc[4][HMD_GEMM_BLOCK];
+    const double *row[4];
+    for (int q = 0; q < 4; q++) {
+        row[q] = in + (size_t)(q < nr ? q : nr - 1) * ld_in;
+        for (int jj = 0; jj < HMD_GEMM_BLOCK; jj++) {
+            acc[q][jj] = bias ? bias[jj] : 0.0;
         }
     }
-    for (; r < rows; r++) {
-        double *zr = z + (size_t)r * n;
-        const double *xr = x + (size_t)r * k;
-        for (int j = 0; j < n; j++) {
-            zr[j] = b ? b[j] : 0.0;
+    for (int i = 0; i < k; i++) {
+        const double *wi = wp + (size_t)i * ld_w;
+        const double a0 = row[0][i], a1 = row[1][i], a2 = row[2][i], a3 = row[3][i];
+        for (int jj = 0; jj < HMD_GEMM_BLOCK; jj++) {
+            acc[0][jj] += a0 * wi[jj];
+            acc[1][jj] += a1 * wi[jj];
+            acc[2][jj] += a2 * wi[jj];
+            acc[3][jj] += a3 * wi[jj];
         }
-        for (int i = 0; i < k; i++) {
-            const double *wi = w + (size_t)i * n;
-            for (int j = 0; j < n; j++) {
-                zr[j] += xr[i] * wi[j];
+    }
+    /* full tiles are stored with fixed trip counts so acc can live in registers; partial
+     * tiles go through a buffer */
+    if (nr == 4 && ncols == HMD_GEMM_BLOCK) {
+        for (int q = 0; q < 4; q++) {
+            for (int jj = 0; jj < HMD_GEMM_BLOCK; jj++) {
+                out[(size_t)q * ld_out + jj] = acc[q][jj];
             }
         }
-        if (dx) {
-            double *tr = dz + (size_t)r * n;
-            const double *dr = dx + (size_t)r * k;
-            memset(tr, 0, sizeof(double) * (size_t)n);
-            for (int i = 0; i < k; i++) {
-                const double *wi = w + (size_t)i * n;
-                for (int j = 0; j < n; j++) {
-                    tr[j] += dr[i] * wi[j];
-                }
+        return;
+    }
+    double buf[4][HMD_GEMM_BLOCK];
+    for (int q = 0; q < 4; q++) {
+        for (int jj = 0; jj < HMD_GEMM_BLOCK; jj++) {
+            buf[q][jj] = acc[q][jj];
+        }
+    }
+    for (int q = 0; q < nr; q++) {
+        for (int jj = 0; jj < ncols; jj++) {
+            out[(size_t)q * ld_out + jj] = buf[q][jj];
+        }
+    }
+}
+
+HMD_CPU_CLONES
+void hmd_gemm_bias(int rows, int k, int n, const double *x, const double *dx, const double *wp,
+                   const double *bp, double *z, double *dz)
+{
+    /* the tangent is a second pass over the same tile: both accumulators at once would not
+     * fit in the registers */
+    const int n_pad = hmd_gemm_padded(n);
+    for (int r = 0; r < rows; r += 4) {
+        const int nr = rows - r < 4 ? rows - r : 4;
+        for (int j0 = 0; j0 < n_pad; j0 += HMD_GEMM_BLOCK) {
+            const int ncols = n - j0 < HMD_GEMM_BLOCK ? n - j0 : HMD_GEMM_BLOCK;
+            const size_t o = (size_t)r * n + j0;
+            gemm_tile(nr, k, ncols, k, n_pad, n, x + (size_t)r * k, wp + j0, bp + j0, z + o);
+            if (dx) {
+                gemm_tile(nr, k, ncols, k, n_pad, n, dx + (size_t)r * k, wp + j0, NULL, dz + o);
             }
         }
     }
 }
 
 HMD_CPU_CLONES
-void hmd_gemm_transposed(int rows, int k, int n, const double *dz, const double *wt, double *dx)
+void hmd_gemm_transposed(int rows, int k, int n, const double *dz, const double *wtp, double *dx)
 {
-    int r = 0;
-    for (; r + 4 <= rows; r += 4) {
-        double *o0 = dx + (size_t)r * k, *o1 = o0 + k, *o2 = o1 + k, *o3 = o2 + k;
-        const double *g0 = dz + (size_t)r * n, *g1 = g0 + n, *g2 = g1 + n, *g3 = g2 + n;
-        memset(o0, 0, sizeof(double) * 4 * (size_t)k);
-        for (int j = 0; j < n; j++) {
-            const double *wj = wt + (size_t)j * k;
-            const double a0 = g0[j], a1 = g1[j], a2 = g2[j], a3 = g3[j];
-            for (int i = 0; i < k; i++) {
-                const double wv = wj[i];
-                o0[i] += a0 * wv;
-                o1[i] += a1 * wv;
-                o2[i] += a2 * wv;
-                o3[i] += a3 * wv;
-            }
-        }
-    }
-    for (; r < rows; r++) {
-        double *o = dx + (size_t)r * k;
-        const double *g = dz + (size_t)r * n;
-        memset(o, 0, sizeof(double) * (size_t)k);
-        for (int j = 0; j < n; j++) {
-            const double *wj = wt + (size_t)j * k;
-            for (int i = 0; i < k; i++) {
-                o[i] += g[j] * wj[i];
-            }
+    const int k_pad = hmd_gemm_padded(k);
+    for (int r = 0; r < rows; r += 4) {
+        const int nr = rows - r < 4 ? rows - r : 4;
+        for (int i0 = 0; i0 < k_pad; i0 += HMD_GEMM_BLOCK) {
+            const int ncols = k - i0 < HMD_GEMM_BLOCK ? k - i0 : HMD_GEMM_BLOCK;
+            gemm_tile(nr, n, ncols, n, k_pad, k, dz + (size_t)r * n, wtp + i0, NULL,
+                      dx + (size_t)r * k + i0);
         }
     }
 }

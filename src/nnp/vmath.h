@@ -12,12 +12,25 @@
 /* y[i] = tanh(x[i]) for i < n; y may alias x. */
 void hmd_vtanh(int n, const double *x, double *y);
 
-/* z[rows][n] = x[rows][k] w[k][n] + b (b may be NULL), and when dx is not NULL also the tangent
- * dz[rows][n] = dx[rows][k] w[k][n], sharing each load of w. */
-void hmd_gemm_bias(int rows, int k, int n, const double *x, const double *dx, const double *w,
-                   const double *b, double *z, double *dz);
+/* Column blocking of the packed weights: a layer's weights are stored with their output width
+ * rounded up to a multiple of this (zero columns), so the kernels need no tail code. */
+#define HMD_GEMM_BLOCK 16
 
-/* dx[rows][k] = dz[rows][n] w^T, given wt = w^T stored as [n][k]. */
-void hmd_gemm_transposed(int rows, int k, int n, const double *dz, const double *wt, double *dx);
+/* Width rounded up to a multiple of HMD_GEMM_BLOCK. */
+static inline int hmd_gemm_padded(int n)
+{
+    return (n + HMD_GEMM_BLOCK - 1) / HMD_GEMM_BLOCK * HMD_GEMM_BLOCK;
+}
+
+/* z[rows][n] = x[rows][k] w[k][n] + b, and when dx is not NULL also the tangent
+ * dz[rows][n] = dx[rows][k] w[k][n], sharing each load of w. wp is w packed as [k][n_pad]
+ * with n_pad = hmd_gemm_padded(n), bp the bias padded to n_pad (zeros when the layer has
+ * none). Register-blocked: 4 rows x HMD_GEMM_BLOCK columns of z stay in registers over k. */
+void hmd_gemm_bias(int rows, int k, int n, const double *x, const double *dx, const double *wp,
+                   const double *bp, double *z, double *dz);
+
+/* dx[rows][k] = dz[rows][n] w^T, given wtp = w^T packed as [n][k_pad] with
+ * k_pad = hmd_gemm_padded(k). */
+void hmd_gemm_transposed(int rows, int k, int n, const double *dz, const double *wtp, double *dx);
 
 #endif /* HMD_NNP_VMATH_H */

@@ -10,6 +10,8 @@
 
 #include "nnp/mlp.h"
 
+static struct hmd_arena arena; /* packed weights of the test nets, freed at exit */
+
 static double urand(unsigned *state)
 {
     *state = *state * 1664525u + 1013904223u;
@@ -27,19 +29,12 @@ static void make_net(struct hmd_mlp *net, struct hmd_dense *L, enum hmd_activati
         L[l].n_out = widths[l + 1];
         L[l].w = p;
         p += widths[l] * widths[l + 1];
-        L[l].wt = p;
-        p += widths[l] * widths[l + 1];
         L[l].b = p;
         p += widths[l + 1];
         L[l].idt = (l == 1) ? p : NULL;
         p += widths[l + 1];
         for (double *q = L[l].w; q < p; q++) {
             *q = urand(seed);
-        }
-        for (int i = 0; i < widths[l]; i++) {
-            for (int j = 0; j < widths[l + 1]; j++) {
-                L[l].wt[j * widths[l] + i] = L[l].w[i * widths[l + 1] + j];
-            }
         }
         L[l].act = (l == 2) ? HMD_ACT_NONE : act;
         L[l].silut = (struct hmd_act_silut){0.5, 0, 0};
@@ -51,6 +46,7 @@ static void make_net(struct hmd_mlp *net, struct hmd_dense *L, enum hmd_activati
         L[l].resnet = (l == 0) ? HMD_RESNET_SAME : (l == 1 ? HMD_RESNET_DOUBLE : HMD_RESNET_NONE);
     }
     *net = (struct hmd_mlp){.nlayers = 3, .layers = L, .n_in = 3, .n_out = 1, .width_sum = 10};
+    assert_int_equal(hmd_mlp_pack(net, &arena), 0);
 }
 
 static double eval(const struct hmd_mlp *net, const double *x, double *work)
@@ -140,8 +136,6 @@ static void test_tangent_matches_finite_differences(void **state)
             L[l] = (struct hmd_dense){.n_in = k, .n_out = n, .act = acts[a]};
             L[l].w = p;
             p += k * n;
-            L[l].wt = p;
-            p += k * n;
             L[l].b = p;
             p += n;
             L[l].idt = p;
@@ -149,14 +143,10 @@ static void test_tangent_matches_finite_differences(void **state)
             for (double *q = L[l].w; q < p; q++) {
                 *q = urand(&seed);
             }
-            for (int i = 0; i < k; i++) {
-                for (int j = 0; j < n; j++) {
-                    L[l].wt[j * k + i] = L[l].w[i * n + j];
-                }
-            }
             L[l].resnet = (n == 2 * k) ? HMD_RESNET_DOUBLE : (n == k ? HMD_RESNET_SAME : HMD_RESNET_NONE);
         }
         struct hmd_mlp net = {.nlayers = 3, .layers = L, .n_in = 1, .n_out = 8, .width_sum = 20};
+        assert_int_equal(hmd_mlp_pack(&net, &arena), 0);
         enum { ROWS = 6 };
         double x[ROWS], work[4 * ROWS * 8], w2[ROWS * 20];
         for (int r = 0; r < ROWS; r++) {
@@ -186,5 +176,7 @@ int main(void)
         cmocka_unit_test(test_batched_rows_match_single_rows),
         cmocka_unit_test(test_tangent_matches_finite_differences),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    hmd_arena_free(&arena);
+    return failed;
 }

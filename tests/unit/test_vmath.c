@@ -56,22 +56,24 @@ static void test_gemm_kernels(void **unused)
 {
     state = 42;
     enum { ROWS = 7, K = 5, NN = 9 };
-    double x[ROWS * K], dx[ROWS * K], w[K * NN], wt[NN * K], b[NN], z[ROWS * NN],
-        dz[ROWS * NN], back[ROWS * K];
+    enum { NP = 16, KP = 16 }; /* hmd_gemm_padded(NN), hmd_gemm_padded(K) */
+    double x[ROWS * K], dx[ROWS * K], w[K * NN], wp[K * NP] = {0}, wtp[NN * KP] = {0}, b[NN],
+        bp[NP] = {0}, z[ROWS * NN], dz[ROWS * NN], back[ROWS * K];
     for (int i = 0; i < ROWS * K; i++) {
         x[i] = urand() - 0.5;
         dx[i] = urand() - 0.5;
     }
     for (int i = 0; i < K; i++) {
         for (int j = 0; j < NN; j++) {
-            w[i * NN + j] = wt[j * K + i] = urand() - 0.5;
+            w[i * NN + j] = wp[i * NP + j] = wtp[j * KP + i] = urand() - 0.5;
         }
     }
     for (int j = 0; j < NN; j++) {
-        b[j] = urand();
+        b[j] = bp[j] = urand();
     }
-    hmd_gemm_bias(ROWS, K, NN, x, dx, w, b, z, dz);
-    hmd_gemm_transposed(ROWS, K, NN, z, wt, back);
+    assert_int_equal(hmd_gemm_padded(NN), NP);
+    hmd_gemm_bias(ROWS, K, NN, x, dx, wp, bp, z, dz);
+    hmd_gemm_transposed(ROWS, K, NN, z, wtp, back);
     for (int r = 0; r < ROWS; r++) {
         for (int j = 0; j < NN; j++) {
             double s = b[j], t = 0;
