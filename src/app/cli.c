@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/params.h"
 #include "hmd_buildinfo.h"
 #include "io/backup.h"
 #include "io/eval_json.h"
@@ -148,14 +149,17 @@ static int cmd_info(const struct cli *cli)
     return rc;
 }
 
-/* Energy, forces and virial of one frame, in the frame's atom order. */
+/* Energy, forces and virial of one frame, in the frame's atom order. The neighbour list has
+ * the default skin of a run, so eval and step 0 of `halomd run` do the same arithmetic. */
 static int eval_frame(const struct hmd_dp_model *model, const struct hmd_frame *frame,
                       const char *path, struct hmd_eval_json *doc)
 {
     struct hmd_atoms atoms = {0};
     struct hmd_box box;
     struct hmd_forces fs;
-    hmd_forces_init(&fs, model, 0.0);
+    struct hmd_params defaults;
+    hmd_params_defaults(&defaults);
+    hmd_forces_init(&fs, model, defaults.verlet_buffer);
     int rc = hmd_system_init(&atoms, &box, frame, path, model);
     if (!rc) {
         rc = hmd_forces_rebuild(&fs, &atoms, &box);

@@ -1,11 +1,15 @@
-"""Write the malformed inputs of tests/data/bad/ that the command-line error tests use.
+"""Write the test inputs that are not DeePMD-kit goldens:
 
-Usage: python python/halomd/make_bad_inputs.py   (needs h5py and numpy; the DPA-1 model also
+- tests/data/bad/: malformed inputs for the command-line error tests. Model files are derived
+  from tests/data/models/deeppot.dp (DeePMD-kit's test model) by damaging one thing each; the
+  DPA-1 model is a small untrained model built and saved by DeePMD-kit's own numpy backend.
+  Text files are written as they are below.
+- tests/data/derived/ideal_gas.dp: deeppot.dp with its fitting nets' last layers zeroed, so the
+  energy is a constant and every force is zero: an ideal gas, on which a thermostat must sample
+  the canonical kinetic-energy distribution exactly.
+
+Usage: python python/halomd/make_test_inputs.py   (needs h5py and numpy; the DPA-1 model also
 needs deepmd-kit, `pip install deepmd-kit`)
-
-Model files are derived from tests/data/models/deeppot.dp (DeePMD-kit's test model) by
-damaging one thing each; the DPA-1 model is a small untrained model built and saved by
-DeePMD-kit's own numpy backend. Text files are written as they are below.
 """
 import json
 import os
@@ -72,6 +76,19 @@ def damaged_models():
     print("damaged models written; removed", path, "from missing_dataset.dp")
 
 
+def ideal_gas_model():
+    out = os.path.join(DATA, "derived", "ideal_gas.dp")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    shutil.copyfile(os.path.join(DATA, "models", "deeppot.dp"), out)
+    with h5py.File(out, "r+") as f:
+        tree = json.loads(f.attrs["json"])
+        for net in tree["model"]["fitting"]["nets"]["networks"]:
+            last = net["layers"][-1]["@variables"]
+            for key in ("w", "b"):
+                f[last[key]][...] = 0.0
+    print("ideal_gas.dp written")
+
+
 def dpa1_model():
     from deepmd.dpmodel.model.model import get_model
     from deepmd.dpmodel.utils.serialization import save_dp_model
@@ -95,6 +112,7 @@ def main():
         with open(os.path.join(BAD, name), "w") as f:
             f.write(text)
     damaged_models()
+    ideal_gas_model()
     try:
         dpa1_model()
     except ImportError as exc:

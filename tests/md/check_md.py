@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""End-to-end MD checks of `halomd run` (standard library only).
+
+Usage: check_md.py TEST HALOMD DATA WORKDIR
+  nve_dt      NVE water: the conserved energy stays within a bound, and halving dt cuts its
+              fluctuation about 4x (velocity Verlet is second order).
+  vrescale    ideal gas under v-rescale: mean temperature within statistical error of ref-t,
+              kinetic-energy variance that of the canonical ensemble.
+  langevin    the same under the Langevin thermostat.
+  eval_step0  `halomd eval` and step 0 of `halomd run` give identical forces and energy.
+  seeds       the same seeds give bit-identical trajectories; another ld-seed does not.
+"""
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+KB = 8.617333262e-5  # eV/K
+
+
+def run(halomd, workdir, name, args):
+    os.makedirs(workdir, exist_ok=True)
+    cmd = [halomd, "run", "-deffnm", name] + args
+    res = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({res.returncode}):\n{res.stderr}")
+    with open(os.path.join(workdir, name + ".energy.csv")) as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def sets(**params):
+    out = []
+    for key, value in params.items():
+        out += ["-set", f"{key.replace('_', '-')}={value}"]
+    return out
+
+
+def check(cond, msg):
+    print(("ok   " if cond else "FAIL ") + msg)
+    return cond
+
+
+def nve_dt(halomd, data, workdir):
+    """Water (96 atoms, untrained se_e2_a model, stiff: small steps), 0.02 ps at dt and dt/2."""
+    common = ["-m", f"{data}/models/se_e2_a_water_one_side.dp",
+              "-c", f"{data}/structures/water_96_small.xyz"]
+    spread = {}
+    for dt in (0.0002, 0.0001):
+        rows = run(halomd, workdir, f"nve{dt}", common + sets(
+            dt=dt, nsteps=round(0.02 / dt), gen_vel="yes", gen_temp=300, gen_seed=11,
+            nstenergy=5, nstcalcenergy=5, nstlog=50))
+        e = [r["conserved_eV"] for r in rows]
+        spread[dt] = statistics.pstdev(e)
+        print(f"dt {dt} ps: conserved energy std {spread[dt]:.3e} eV, "
+              f"max-min {max(e) - min(e):.3e} eV over {len(e)} samples")
+    ratio = spread[0.0002] / spread[0.0001]
+    ok = check(spread[0.0001] < 1e-7 * 96 * 10, "conserved-energy std below 1e-6 eV/atom at 0.1 fs")
+    ok &= check(3.0 < ratio < 6.0, f"halving dt cuts the fluctuation {ratio:.2f}x (expected ~4)")
+    return ok
+
+
+def thermostat(halomd, data, workdir, kind):
+    """Ideal gas (zero forces), 96 atoms, 6000 steps of 1 fs, tau-t 0.05 ps."""
+    ref = 300.0
+    rows = run(halomd, workdir, kind, [
+        "-m", f"{data}/derived/ideal_gas.dp", "-c", f"{data}/structures/water_96_small.xyz"
+    ] + sets(dt=0.001, nsteps=6000, tcoupl=kind, ref_t=ref, tau_t=0.05, gen_vel="yes",
+             gen_temp=200, gen_seed=3, ld_seed=17, nstenergy=50, nstcalcenergy=50,
+             nstlog=1000))
+    temps = [r["temp_K"] for r in rows[20:]]  # skip 1 ps of equilibration
+    ndof = 3 * 96 - 3
+    mean, n = statistics.fmean(temps), len(temps)
+    # samples 50 fs apart with tau-t 50 fs are close to independent; allow 4 sigma
+    sigma_mean = ref * math.sqrt(2.0 / ndof) / math.sqrt(n)
+    rel_var = statistics.pvariance(temps) / ref ** 2
+    ok = check(abs(mean - ref) < 4 * sigma_mean,
+               f"{kind}: mean T {mean:.2f} K, ref 300 K, 4 sigma = {4 * sigma_mean:.2f} K")
+    ok &= check(0.6 < rel_var / (2.0 / ndof) < 1.5,
+                f"{kind}: var(T)/T^2 = {rel_var:.4f}, canonical 2/Nf = {2.0 / ndof:.4f}")
+    return ok
+
+
+def read_xyz_last(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    frames, k = [], 0
+    while k < len(lines):
+        n = int(lines[k])
+        frames.append((lines[k + 1], lines[k + 2:k + 2 + n]))
+        k += 2 + n
+    return frames[-1]
+
+
+def eval_step0(halomd, data, workdir):
+    model, conf = f"{data}/models/se_e2_a_water_one_side.dp", f"{data}/structures/water_192_ortho.xyz"
+    os.makedirs(workdir, exist_ok=True)
+    out = os.path.join(workdir, "eval.json")
+    if os.path.exists(out):
+        os.remove(out)
+    subprocess.run([halomd, "eval", "-m", model, "-c", conf, "-o", out], check=True,
+                   capture_output=True)
+    frame = json.load(open(out))["frames"][0]
+    run(halomd, workdir, "step0", ["-m", model, "-c", conf, "-nsteps", "0"])
+    header, atoms = read_xyz_last(os.path.join(workdir, "step0.xyz"))
+    forces = [[float(v) for v in line.split()[4:7]] for line in atoms]
+    energy = float(header.split("energy=")[1].split()[0])
+    ok = check(forces == frame["force"], "forces identical to the last bit")
+    ok &= check(energy == frame["energy"], f"energy identical ({energy!r})")
+    return ok
+
+
+def seeds(halomd, data, workdir):
+    args = ["-m", f"{data}/models/se_e2_a_water_one_side.dp",
+            "-c", f"{data}/structures/water_96_small.xyz"] + sets(
+        dt=0.0002, nsteps=20, tcoupl="langevin", ref_t=300, tau_t=0.1, gen_vel="yes",
+        gen_seed=5, nstenergy=5, nstcalcenergy=5)
+    a = run(halomd, workdir, "a", args + sets(ld_seed=1))
+    b = run(halomd, workdir, "b", args + sets(ld_seed=1))
+    c = run(halomd, workdir, "c", args + sets(ld_seed=2))
+    ok = check(a == b, "same seeds: identical energy files")
+    ok &= check(a[-1]["ke_eV"] != c[-1]["ke_eV"], "another ld-seed: a different trajectory")
+    return ok
+
+
+TESTS = {"nve_dt": nve_dt, "vrescale": lambda h, d, w: thermostat(h, d, w, "v-rescale"),
+         "langevin": lambda h, d, w: thermostat(h, d, w, "langevin"),
+         "eval_step0": eval_step0, "seeds": seeds}
+
+
+def main(argv):
+    if len(argv) != 5 or argv[1] not in TESTS:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0 if TESTS[argv[1]](argv[2], argv[3], argv[4]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
