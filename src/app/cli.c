@@ -47,6 +47,7 @@ static const char usage_text[] =
     "  -deffnm NAME   base name of the output files (default md)\n"
     "  -nsteps N      number of steps (overrides the parameter file)\n"
     "  -set KEY=VAL   override one run parameter (repeatable)\n"
+    "  -backend NAME  compute backend: auto, cpu (cuda in a later version)\n"
     "  -o FILE        eval output (JSON; default: standard output)\n"
     "  -v             progress on stderr\n"
     "  -h, -help      this help\n"

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "nnp/se_e2_a.h"
 
 struct reader {
     const char *path;          /* file name, for messages */
@@ -602,7 +603,7 @@ static int read_se_e2_a(struct reader *r, json_t *desc)
         }
     }
     m->dim_descrpt = se->M * se->M2;
-    return HMD_OK;
+    return hmd_se_e2_a_prepare(m);
 }
 
 static int read_descriptor(struct reader *r, json_t *model)

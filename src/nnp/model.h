@@ -35,6 +35,10 @@ struct hmd_se_e2_a {
     double *dstd;       /* [ntypes][nnei][4] standard deviation (divides) */
     int nemb;           /* number of embedding nets: ntypes (one side) or ntypes^2 */
     struct hmd_mlp *emb; /* [nemb]; one side: by neighbour type tau; two side: t_i + tau*ntypes */
+    double *pad_sum;     /* padding's share of T, precomputed (hmd_se_e2_a_prepare): for centre
+                            type ti, type block tau and n filled slots of the block, the M x 4
+                            matrix sum over the block's empty slots of g(R_pad) (x) R_pad, at
+                            ((ti * (nnei + ntypes) + sel_offset[tau] + tau + n) * M * 4) */
     char activation[32]; /* activation name, for the summary */
 };
 

@@ -1,8 +1,12 @@
 #include "nnp/se_e2_a.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
+
 #include "nnp/env_mat.h"
+#include "nnp/vmath.h"
 
 static int max_sel(const struct hmd_dp_model *m)
 {
@@ -94,8 +98,43 @@ static int slot_row(const struct hmd_dp_model *m, int i, int ti, int tau, int j,
     return 1;
 }
 
+int hmd_se_e2_a_prepare(struct hmd_dp_model *m)
+{
+    struct hmd_se_e2_a *se = &m->se;
+    const int nt = m->ntypes, M = se->M, stride = se->nnei + nt;
+    const size_t tile = (size_t)M * 4;
+    se->pad_sum = hmd_arena_alloc(&m->arena, (size_t)nt * stride * tile * sizeof(double));
+    double *work = malloc(hmd_mlp_work_size(any_net(m), 1) * sizeof(double));
+    if (!se->pad_sum || !work) {
+        free(work);
+        return hmd_error_set(HMD_ENOMEM, "out of memory for the padding tables");
+    }
+    for (int ti = 0; ti < nt; ti++) {
+        for (int tau = 0; tau < nt; tau++) {
+            const int j0 = se->sel_offset[tau], j1 = se->sel_offset[tau + 1];
+            double *base = se->pad_sum + ((size_t)ti * stride + j0 + tau) * tile;
+            /* base[n] = sum of the slots j0 + n .. j1 - 1, built from the block's end; a net
+             * absent from the file (an excluded pair) contributes nothing */
+            memset(base, 0, (size_t)(j1 - j0 + 1) * tile * sizeof(double));
+            for (int j = j1 - 1; j >= j0 && block_net(m, ti, tau)->nlayers > 0; j--) {
+                double R[4];
+                slot_row(m, 0, ti, tau, j, -1, NULL, R, NULL);
+                const double *g = hmd_mlp_forward(block_net(m, ti, tau), 1, R, work, NULL);
+                double *cur = base + (size_t)(j - j0) * tile, *next = cur + tile;
+                for (int a = 0; a < M; a++) {
+                    for (int c = 0; c < 4; c++) {
+                        cur[4 * a + c] = next[4 * a + c] + g[a] * R[c];
+                    }
+                }
+            }
+        }
+    }
+    free(work);
+    return HMD_OK;
+}
+
 /* T += sum over rows of g_row (x) R_row. */
-static void accumulate_T(int M, int rows, const int *slot, const double *g, size_t g_stride,
+static inline __attribute__((always_inline)) void accumulate_T(int M, int rows, const int *slot, const double *g, size_t g_stride,
                          const double *Rs, double *T)
 {
     for (int r = 0; r < rows; r++) {
@@ -111,6 +150,7 @@ static void accumulate_T(int M, int rows, const int *slot, const double *g, size
     }
 }
 
+HMD_CPU_CLONES
 void hmd_se_e2_a_forward(const struct hmd_dp_model *m, int i, int ti, const int *slots,
                          const double *x, struct hmd_se_e2_a_scratch *s, double *T, double *D,
                          double *keep)
@@ -141,18 +181,16 @@ void hmd_se_e2_a_forward(const struct hmd_dp_model *m, int i, int ti, const int 
             }
             accumulate_T(M, live, s->rows, g, M, s->R, T);
         }
-        /* padding (R = -davg/dstd, not zero); excluded real neighbours have R = 0 and add
-         * nothing */
-        int pad = 0;
-        for (int j = j0; j < j1; j++) {
-            if (slots[j] < 0) {
-                s->input[pad] = s->R[4 * j];
-                s->rows[pad++] = j;
-            }
+        /* empty slots (R = -davg/dstd, not zero) come after the filled ones; their share is a
+         * model constant. Excluded real neighbours have R = 0 and add nothing. */
+        int filled = 0;
+        while (j0 + filled < j1 && slots[j0 + filled] >= 0) {
+            filled++;
         }
-        if (pad) {
-            const double *g = hmd_mlp_forward(net, pad, s->input, s->work, NULL);
-            accumulate_T(M, pad, s->rows, g, M, s->R, T);
+        const double *pad = se->pad_sum +
+                            (((size_t)ti * (se->nnei + m->ntypes) + j0 + tau + filled) * M * 4);
+        for (int k = 0; k < M * 4; k++) {
+            T[k] += pad[k];
         }
     }
     const double inv_nnei = 1.0 / se->nnei;
@@ -167,6 +205,39 @@ void hmd_se_e2_a_forward(const struct hmd_dp_model *m, int i, int ti, const int 
     }
 }
 
+/* x[c] = sum_a g_a gt[c][a] and y[c] = sum_a dg_a gt[c][a] for c < 4, with eight explicit
+ * partial sums per result so the compiler vectorises the loop without reassociating. */
+static inline __attribute__((always_inline)) void dot4(int M, const double *g, const double *dg, const double *gt, double x[4],
+                 double y[4])
+{
+    enum { L = 8 };
+    double px[4][L] = {{0}}, py[4][L] = {{0}};
+    int a = 0;
+    for (; a + L <= M; a += L) {
+        for (int c = 0; c < 4; c++) {
+            const double *col = gt + (size_t)c * M + a;
+            for (int l = 0; l < L; l++) {
+                px[c][l] += g[a + l] * col[l];
+                py[c][l] += dg[a + l] * col[l];
+            }
+        }
+    }
+    for (int c = 0; c < 4; c++) {
+        double sx = 0.0, sy = 0.0;
+        for (int l = 0; l < L; l++) {
+            sx += px[c][l];
+            sy += py[c][l];
+        }
+        for (int t = a; t < M; t++) {
+            sx += g[t] * gt[(size_t)c * M + t];
+            sy += dg[t] * gt[(size_t)c * M + t];
+        }
+        x[c] = sx;
+        y[c] = sy;
+    }
+}
+
+HMD_CPU_CLONES
 void hmd_se_e2_a_backward(const struct hmd_dp_model *m, int i, int ti, const int *slots,
                           const double *x, struct hmd_se_e2_a_scratch *s, const double *T,
                           const double *dD, const double *keep, double *grad)
@@ -174,7 +245,8 @@ void hmd_se_e2_a_backward(const struct hmd_dp_model *m, int i, int ti, const int
     const struct hmd_se_e2_a *se = &m->se;
     const int M = se->M, M2 = se->M2;
     const size_t per_slot = 2 * (size_t)M + 4;
-    /* gamma[a][c] = dE/dT[a][c] / Nc, with D[a][b] = sum_c T[a][c] T[b][c] (b < M2) */
+    /* gamma[c][a] = dE/dT[a][c] / Nc, with D[a][b] = sum_c T[a][c] T[b][c] (b < M2); stored
+     * by column so the per-slot dot products below run over contiguous memory */
     const double inv_nnei = 1.0 / se->nnei;
     for (int a = 0; a < M; a++) {
         for (int c = 0; c < 4; c++) {
@@ -187,7 +259,7 @@ void hmd_se_e2_a_backward(const struct hmd_dp_model *m, int i, int ti, const int
                     v += dD[a2 * M2 + a] * T[4 * a2 + c];
                 }
             }
-            s->gamma[4 * a + c] = v * inv_nnei;
+            s->gamma[(size_t)c * M + a] = v * inv_nnei;
         }
     }
     memset(grad, 0, sizeof(double) * 3 * se->nnei);
@@ -201,16 +273,10 @@ void hmd_se_e2_a_backward(const struct hmd_dp_model *m, int i, int ti, const int
             }
             const double *g = keep + per_slot * j, *dg = g + M, *R = dg + M;
             /* dE/dR_c = sum_a g_a gamma_ac, plus the embedding input s = R_0:
-             * dE/ds = sum_a (dg_a/ds) sum_c gamma_ac R_c */
-            double dR[4] = {0.0, 0.0, 0.0, 0.0}, ds = 0.0;
-            for (int a = 0; a < M; a++) {
-                const double *ga = s->gamma + 4 * a;
-                dR[0] += g[a] * ga[0];
-                dR[1] += g[a] * ga[1];
-                dR[2] += g[a] * ga[2];
-                dR[3] += g[a] * ga[3];
-                ds += dg[a] * (ga[0] * R[0] + ga[1] * R[1] + ga[2] * R[2] + ga[3] * R[3]);
-            }
+             * dE/ds = sum_a (dg_a/ds) sum_c gamma_ac R_c = sum_c R_c (sum_a dg_a gamma_ac) */
+            double dR[4], dgg[4];
+            dot4(M, g, dg, s->gamma, dR, dgg);
+            const double ds = dgg[0] * R[0] + dgg[1] * R[1] + dgg[2] * R[2] + dgg[3] * R[3];
             dR[0] += ds;
             double Rj[4], jac[4][3];
             slot_row(m, i, ti, tau, j, slots[j], x, Rj, jac);

@@ -31,6 +31,11 @@ struct hmd_se_e2_a_scratch {
     int *rows;      /* [max sel] slot of each embedding row */
 };
 
+/* Precomputes the padding's share of T (model->se.pad_sum): an empty slot's row R = -davg/dstd
+ * depends only on the centre type and the slot, so its embedding is a model constant. Call
+ * once after loading. HMD_ENOMEM on failure. */
+int hmd_se_e2_a_prepare(struct hmd_dp_model *m);
+
 /* Doubles the forward pass keeps per atom for the backward pass: per slot g, dg/ds (M each)
  * and R (4). */
 size_t hmd_se_e2_a_keep_doubles(const struct hmd_dp_model *m);

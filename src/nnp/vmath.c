@@ -4,12 +4,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define HMD_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define HMD_CPU_CLONES
-#endif
-
 /* 2^n for an integer-valued n in [-1022, 1023], by building the exponent bits. */
 static inline __attribute__((always_inline)) double pow2i(double n)
 {

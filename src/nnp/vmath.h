@@ -9,6 +9,14 @@
 #ifndef HMD_NNP_VMATH_H
 #define HMD_NNP_VMATH_H
 
+/* Compiles a function for AVX-512, AVX2+FMA and baseline x86-64; the loader picks the best
+ * the CPU has. Only for functions whose hot loops are vectorisable. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HMD_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define HMD_CPU_CLONES
+#endif
+
 /* y[i] = tanh(x[i]) for i < n; y may alias x. */
 void hmd_vtanh(int n, const double *x, double *y);
 
