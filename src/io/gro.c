@@ -243,39 +243,5 @@ static int read_frame(struct hmd_text_file *tf, struct hmd_frame *frame)
 
 int hmd_gro_read(const char *path, struct hmd_frame **frames, int *nframes)
 {
-    *frames = NULL;
-    *nframes = 0;
-    struct hmd_text_file tf;
-    int status = hmd_text_open(&tf, path);
-    if (status != HMD_OK) {
-        return status;
-    }
-    struct hmd_frame frame = {0};
-    int cap = 0;
-    status = hmd_text_next(&tf);
-    if (status == 0) {
-        status = hmd_error_set(HMD_EDATA, "%s:1: file is empty; expected a .gro title line", path);
-    }
-    /* After each box line, blank lines are skipped; any other line is the next title. */
-    while (status == 1) {
-        status = read_frame(&tf, &frame);
-        if (status == HMD_OK) {
-            status = hmd_frames_append(frames, nframes, &cap, &frame);
-        }
-        if (status != HMD_OK) {
-            break;
-        }
-        do {
-            status = hmd_text_next(&tf);
-        } while (status == 1 && is_blank(tf.line));
-    }
-    hmd_frame_free(&frame);
-    hmd_text_close(&tf);
-    if (status < 0) {
-        hmd_frames_free(*frames, *nframes);
-        *frames = NULL;
-        *nframes = 0;
-        return status;
-    }
-    return HMD_OK;
+    return hmd_frames_read_sequence(path, read_frame, true, "a .gro title line", frames, nframes);
 }

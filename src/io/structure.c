@@ -1,8 +1,5 @@
 #include "io/structure.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -217,157 +214,52 @@ int hmd_frame_map_types(const struct hmd_frame *frame, const char *path,
 
 /* ---- helpers shared by the readers ---- */
 
-int hmd_text_open(struct hmd_text_file *tf, const char *path)
-{
-    memset(tf, 0, sizeof *tf);
-    tf->path = path;
-    tf->fp = fopen(path, "r");
-    if (!tf->fp) {
-        return hmd_error_set(HMD_ENOINPUT, "%s: cannot open: %s", path, strerror(errno));
-    }
-    return HMD_OK;
-}
-
-int hmd_text_next(struct hmd_text_file *tf)
-{
-    errno = 0;
-    ssize_t n = getline(&tf->line, &tf->cap, tf->fp);
-    if (n < 0) {
-        if (errno == ENOMEM) {
-            return hmd_error_set(HMD_ENOMEM, "%s:%d: out of memory reading a line", tf->path,
-                                 tf->lineno + 1);
-        }
-        if (ferror(tf->fp)) {
-            return hmd_error_set(HMD_EIO, "%s:%d: read failed: %s", tf->path, tf->lineno + 1,
-                                 strerror(errno));
-        }
-        return 0;
-    }
-    tf->lineno++;
-    tf->len = strlen(tf->line);
-    while (tf->len > 0 && (tf->line[tf->len - 1] == '\n' || tf->line[tf->len - 1] == '\r')) {
-        tf->line[--tf->len] = '\0';
-    }
-    return 1;
-}
-
-void hmd_text_close(struct hmd_text_file *tf)
-{
-    if (tf->fp) {
-        fclose(tf->fp);
-    }
-    free(tf->line);
-    memset(tf, 0, sizeof *tf);
-}
-
-int hmd_text_split(char *s, char **tok, int max)
-{
-    int n = 0;
-    for (;;) {
-        while (*s && isspace((unsigned char)*s)) {
-            s++;
-        }
-        if (!*s) {
-            return n;
-        }
-        if (n < max) {
-            tok[n] = s;
-        }
-        n++;
-        while (*s && !isspace((unsigned char)*s)) {
-            s++;
-        }
-        if (*s) {
-            *s++ = '\0';
-        }
-    }
-}
-
-/* Copies s[0..len) without surrounding blanks into buf; false when it is empty or too long. */
-static bool trimmed_field(const char *s, size_t len, char *buf, size_t n)
-{
-    while (len > 0 && isspace((unsigned char)*s)) {
-        s++;
-        len--;
-    }
-    while (len > 0 && isspace((unsigned char)s[len - 1])) {
-        len--;
-    }
-    if (len == 0 || len >= n) {
-        return false;
-    }
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    return true;
-}
-
-bool hmd_text_parse_double(const char *s, size_t len, double *out)
-{
-    char buf[128];
-    if (!trimmed_field(s, len, buf, sizeof buf)) {
-        return false;
-    }
-    char *end;
-    double value = strtod(buf, &end);
-    if (*end != '\0' || !isfinite(value)) {
-        return false;
-    }
-    *out = value;
-    return true;
-}
-
-bool hmd_text_parse_int(const char *s, size_t len, long long *out)
-{
-    char buf[64];
-    if (!trimmed_field(s, len, buf, sizeof buf)) {
-        return false;
-    }
-    char *end;
-    errno = 0;
-    long long value = strtoll(buf, &end, 10);
-    if (*end != '\0' || errno == ERANGE) {
-        return false;
-    }
-    *out = value;
-    return true;
-}
-
-void hmd_text_copy_trimmed(char *dst, size_t n, const char *s, size_t len)
-{
-    while (len > 0 && isspace((unsigned char)*s)) {
-        s++;
-        len--;
-    }
-    while (len > 0 && isspace((unsigned char)s[len - 1])) {
-        len--;
-    }
-    if (len >= n) {
-        len = n - 1;
-    }
-    memcpy(dst, s, len);
-    dst[len] = '\0';
-}
-
-bool hmd_text_title_time(const char *title, double *t)
-{
-    for (const char *p = strstr(title, "t="); p; p = strstr(p + 2, "t=")) {
-        if (p != title && !isspace((unsigned char)p[-1])) {
-            continue; /* "dt=", "start=" */
-        }
-        char *end;
-        double value = strtod(p + 2, &end);
-        if (end != p + 2 && isfinite(value)) {
-            *t = value;
-            return true;
-        }
-    }
-    return false;
-}
-
 void hmd_frame_set_element(struct hmd_frame *frame, int i, int z)
 {
     const char *symbol = hmd_element_symbol(z);
     snprintf(frame->element[i], sizeof frame->element[i], "%s", symbol ? symbol : "");
+}
+
+int hmd_frames_read_sequence(const char *path,
+                             int (*read_one)(struct hmd_text_file *tf, struct hmd_frame *frame),
+                             bool first_line_may_be_blank, const char *first_line,
+                             struct hmd_frame **frames, int *nframes)
+{
+    *frames = NULL;
+    *nframes = 0;
+    struct hmd_text_file tf;
+    int status = hmd_text_open(&tf, path);
+    if (status != HMD_OK) {
+        return status;
+    }
+    struct hmd_frame frame = {0};
+    int cap = 0;
+    bool skip_blank = !first_line_may_be_blank;
+    while ((status = hmd_text_next(&tf)) == 1) {
+        if (skip_blank && tf.line[strspn(tf.line, " \t")] == '\0') {
+            continue;
+        }
+        status = read_one(&tf, &frame);
+        if (status == HMD_OK) {
+            status = hmd_frames_append(frames, nframes, &cap, &frame);
+        }
+        if (status != HMD_OK) {
+            break;
+        }
+        skip_blank = true;
+    }
+    if (status == HMD_OK && *nframes == 0) {
+        status = hmd_error_set(HMD_EDATA, "%s:%d: file is empty; expected %s", path,
+                               tf.lineno > 0 ? tf.lineno : 1, first_line);
+    }
+    hmd_frame_free(&frame);
+    hmd_text_close(&tf);
+    if (status != HMD_OK) {
+        hmd_frames_free(*frames, *nframes);
+        *frames = NULL;
+        *nframes = 0;
+    }
+    return status;
 }
 
 int hmd_frames_append(struct hmd_frame **frames, int *nframes, int *cap, struct hmd_frame *frame)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "core/box.h"
+#include "io/text.h"
 
 enum hmd_structure_format {
     HMD_FORMAT_UNKNOWN = 0,
@@ -94,48 +95,20 @@ int hmd_lammps_data_read(const char *path, struct hmd_frame **frames, int *nfram
 int hmd_frame_map_types(const struct hmd_frame *frame, const char *path,
                         const char *const *type_map, int ntypes, int *type);
 
-/* ---- Helpers shared by the readers above (src/io/structure.c) ---- */
-
-/* A text file read one line at a time, with the line number for messages. */
-struct hmd_text_file {
-    FILE *fp;
-    const char *path; /* borrowed */
-    char *line;       /* current line without its end-of-line characters (owned) */
-    size_t len;       /* strlen(line) */
-    size_t cap;       /* allocated size of line */
-    int lineno;       /* 1-based number of the current line; 0 before the first */
-};
-
-/* Opens `path` for reading. Returns HMD_ENOINPUT with the system's reason when it cannot. */
-int hmd_text_open(struct hmd_text_file *tf, const char *path);
-
-/* Reads the next line. Returns 1 when a line was read, 0 at the end of the file, HMD_EIO or
- * HMD_ENOMEM on failure. */
-int hmd_text_next(struct hmd_text_file *tf);
-
-/* Closes the file and frees the line. Safe on a zeroed struct. */
-void hmd_text_close(struct hmd_text_file *tf);
-
-/* Splits `s` in place at blanks into at most `max` tokens; returns the number of tokens found,
- * which may exceed `max` (only the first `max` are stored). */
-int hmd_text_split(char *s, char **tok, int max);
-
-/* Parses s[0..len) as one finite number (blanks around it allowed); false otherwise ("nan",
- * "inf", "1.5x" and "" are all rejected). */
-bool hmd_text_parse_double(const char *s, size_t len, double *out);
-
-/* Parses s[0..len) as one decimal integer (blanks around it allowed); false otherwise. */
-bool hmd_text_parse_int(const char *s, size_t len, long long *out);
-
-/* Copies s[0..len) without surrounding blanks into dst (size n, truncating, always ended). */
-void hmd_text_copy_trimmed(char *dst, size_t n, const char *s, size_t len);
-
-/* Time (ps) from a title holding "t= <number>", as GROMACS writes .gro and PDB titles. Returns
- * false (and leaves *t) when there is none. */
-bool hmd_text_title_time(const char *title, double *t);
+/* ---- Helpers for the readers above ---- */
 
 /* Sets the element of atom i to atomic number z (0: unknown, element ""). */
 void hmd_frame_set_element(struct hmd_frame *frame, int i, int z);
+
+/* Reads a file of frames that follow each other (GRO, XYZ): `read_one` parses one frame
+ * starting at the current line of tf (the frame's first line) and leaves tf on its last line.
+ * Blank lines between frames are skipped, and before the first one unless
+ * `first_line_may_be_blank` (a GRO title may be empty). An empty file is HMD_EDATA with
+ * "expected <first_line>". Same contract as hmd_structure_read() otherwise. */
+int hmd_frames_read_sequence(const char *path,
+                             int (*read_one)(struct hmd_text_file *tf, struct hmd_frame *frame),
+                             bool first_line_may_be_blank, const char *first_line,
+                             struct hmd_frame **frames, int *nframes);
 
 /* Appends *frame to the array *frames of *nframes frames (capacity *cap, grown as needed);
  * *frame is moved: on success it is zeroed and the array owns its arrays. HMD_ENOMEM leaves

@@ -430,43 +430,6 @@ static int read_frame(struct hmd_text_file *tf, struct hmd_frame *frame)
 
 int hmd_xyz_read(const char *path, struct hmd_frame **frames, int *nframes)
 {
-    *frames = NULL;
-    *nframes = 0;
-    struct hmd_text_file tf;
-    int status = hmd_text_open(&tf, path);
-    if (status != HMD_OK) {
-        return status;
-    }
-    struct hmd_frame frame = {0};
-    int cap = 0;
-    /* Frames follow each other; blank lines between and after them are skipped. */
-    int more;
-    while ((more = hmd_text_next(&tf)) == 1) {
-        if (tf.line[strspn(tf.line, " \t")] == '\0') {
-            continue;
-        }
-        status = read_frame(&tf, &frame);
-        if (status == HMD_OK) {
-            status = hmd_frames_append(frames, nframes, &cap, &frame);
-        }
-        if (status != HMD_OK) {
-            goto free_frames;
-        }
-    }
-    status = more;
-    if (status == HMD_OK && *nframes == 0) {
-        status = hmd_error_set(HMD_EDATA, "%s:%d: file is empty; expected the number of atoms",
-                               path, tf.lineno > 0 ? tf.lineno : 1);
-    }
-    if (status == HMD_OK) {
-        hmd_text_close(&tf);
-        return HMD_OK;
-    }
-free_frames:
-    hmd_frames_free(*frames, *nframes);
-    *frames = NULL;
-    *nframes = 0;
-    hmd_frame_free(&frame);
-    hmd_text_close(&tf);
-    return status;
+    return hmd_frames_read_sequence(path, read_frame, false, "the number of atoms", frames,
+                                    nframes);
 }

@@ -12,22 +12,9 @@
 
 #include "core/error.h"
 #include "io/structure.h"
+#include "test_util.h"
 
 #define DATA HMD_TEST_DATA "/structures/readers/"
-
-static void assert_near(double got, double want, double tol)
-{
-    if (!(fabs(got - want) <= tol)) {
-        fail_msg("got %.17g, expected %.17g (tolerance %g)", got, want, tol);
-    }
-}
-
-static void assert_vec(const double *got, double x, double y, double z, double tol)
-{
-    assert_near(got[0], x, tol);
-    assert_near(got[1], y, tol);
-    assert_near(got[2], z, tol);
-}
 
 static void test_gromacs_editconf(void **state)
 {

@@ -12,17 +12,11 @@
 
 #include "core/error.h"
 #include "io/structure.h"
+#include "test_util.h"
 
 #define DATA HMD_TEST_DATA "/structures/readers/"
 
-static void assert_near(double got, double want, double tol)
-{
-    if (!(fabs(got - want) <= tol)) {
-        fail_msg("got %.17g, expected %.17g (tolerance %g)", got, want, tol);
-    }
-}
-
-static void assert_vec(const double *got, const double *want, double scale, double tol)
+static void assert_vec_scaled(const double *got, const double *want, double scale, double tol)
 {
     for (int d = 0; d < 3; d++) {
         assert_near(got[d], scale * want[d], tol);
@@ -52,7 +46,7 @@ static void test_ase_momenta(void **state)
         assert_int_equal(f->natoms, 8);
         assert_true(f->has_box);
         for (int a = 0; a < 3; a++) {
-            assert_vec(f->box.h[a], cell[a], 1.0, 0);
+            assert_vec_scaled(f->box.h[a], cell[a], 1.0, 0);
         }
         const double shift[3] = {0.5 * k, 0.25 * k, -0.125 * k};
         for (int i = 0; i < 8; i++) {
@@ -64,7 +58,7 @@ static void test_ase_momenta(void **state)
             }
             /* frame 0: momenta over standard weights (ASE's Na is 22.98977, ours 22.990);
              * frame 1: over the masses column */
-            assert_vec(&f->v[3 * i], vel[i], 1.0 + k, k == 0 ? 1e-4 : 1e-5);
+            assert_vec_scaled(&f->v[3 * i], vel[i], 1.0 + k, k == 0 ? 1e-4 : 1e-5);
         }
     }
     assert_null(frames[0].mass);
@@ -92,8 +86,8 @@ static void test_handmade_extended(void **state)
     assert_string_equal(f->name[2], "Na+");
     assert_string_equal(f->element[2], "Na");
     const double v1[3] = {1.0, 2.0, 3.0}, x2[3] = {5.0, 5.0, 5.0};
-    assert_vec(&f->v[3], v1, 1.0, 0);
-    assert_vec(&f->x[6], x2, 1.0, 0);
+    assert_vec_scaled(&f->v[3], v1, 1.0, 0);
+    assert_vec_scaled(&f->x[6], x2, 1.0, 0);
     assert_near(f->box.h[1][1], 11.0, 0);
     assert_near(f->box.h[2][2], 12.0, 0);
     assert_null(f->mass);
