@@ -87,21 +87,38 @@ static int parse(int argc, char **argv, struct cli *cli)
     /* no short options: "-frobnicate" must not read as "-f robnicate" */
     while ((opt = getopt_long_only(argc, argv, ":", options, NULL)) != -1) {
         switch (opt) {
-        case 'f': cli->mdp = optarg; break;
-        case 'c': cli->conf = optarg; break;
-        case 'm': cli->model = optarg; break;
-        case 'o': cli->out = optarg; break;
-        case 'v': cli->verbose = true; break;
-        case 'h': fputs(usage_text, stdout); exit(0);
-        case OPT_DEFFNM: cli->deffnm = optarg; break;
-        case OPT_BACKEND: cli->backend = optarg; break;
-        case OPT_VERSION: print_version(); exit(0);
+        case 'f':
+            cli->mdp = optarg;
+            break;
+        case 'c':
+            cli->conf = optarg;
+            break;
+        case 'm':
+            cli->model = optarg;
+            break;
+        case 'o':
+            cli->out = optarg;
+            break;
+        case 'v':
+            cli->verbose = true;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            exit(0);
+        case OPT_DEFFNM:
+            cli->deffnm = optarg;
+            break;
+        case OPT_BACKEND:
+            cli->backend = optarg;
+            break;
+        case OPT_VERSION:
+            print_version();
+            exit(0);
         case OPT_NSTEPS: {
             char *end;
             cli->nsteps = strtoll(optarg, &end, 10);
             if (*optarg == '\0' || *end != '\0' || cli->nsteps < -1) {
-                return hmd_error_set(HMD_EUSAGE, "-nsteps %s: expected an integer >= -1",
-                                     optarg);
+                return hmd_error_set(HMD_EUSAGE, "-nsteps %s: expected an integer >= -1", optarg);
             }
             cli->have_nsteps = true;
             break;
@@ -121,8 +138,7 @@ static int parse(int argc, char **argv, struct cli *cli)
         }
     }
     if (optind < argc) {
-        return hmd_error_set(HMD_EUSAGE, "unexpected argument '%s' (see halomd -h)",
-                             argv[optind]);
+        return hmd_error_set(HMD_EUSAGE, "unexpected argument '%s' (see halomd -h)", argv[optind]);
     }
     return HMD_OK;
 }
@@ -249,8 +265,7 @@ static int cmd_run(const struct cli *cli, int argc, char **argv)
     char cmdline[4096] = "";
     size_t len = 0;
     for (int k = 0; k < argc && len < sizeof cmdline; k++) {
-        len += (size_t)snprintf(cmdline + len, sizeof cmdline - len, "%s%s", k ? " " : "",
-                                argv[k]);
+        len += (size_t)snprintf(cmdline + len, sizeof cmdline - len, "%s%s", k ? " " : "", argv[k]);
     }
     struct hmd_run_options opt = {
         .mdp = cli->mdp,

@@ -10,15 +10,15 @@
 #include <stdint.h>
 
 struct hmd_atoms {
-    int nlocal;    /* home atoms */
-    int nghost;    /* ghost atoms after the home atoms */
-    int cap;       /* capacity of every array, in atoms */
-    double *x;     /* [cap][3] positions (Å) */
-    double *v;     /* [cap][3] velocities (Å/ps), home atoms */
-    double *f;     /* [cap][3] forces (eV/Å) */
-    double *mass;  /* [cap] masses (g/mol), home atoms */
-    int *type;     /* [cap] model type index */
-    int64_t *id;   /* [cap] global atom id, 0-based order of the input file */
+    int nlocal;   /* home atoms */
+    int nghost;   /* ghost atoms after the home atoms */
+    int cap;      /* capacity of every array, in atoms */
+    double *x;    /* [cap][3] positions (Å) */
+    double *v;    /* [cap][3] velocities (Å/ps), home atoms */
+    double *f;    /* [cap][3] forces (eV/Å) */
+    double *mass; /* [cap] masses (g/mol), home atoms */
+    int *type;    /* [cap] model type index */
+    int64_t *id;  /* [cap] global atom id, 0-based order of the input file */
 };
 
 /* Grows every array to hold at least n atoms, keeping contents. HMD_ENOMEM on failure. */

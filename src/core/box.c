@@ -37,8 +37,7 @@ int hmd_box_init(struct hmd_box *box, const double h[3][3], const bool periodic[
     }
     double det = det3(h);
     if (det < 0) {
-        return hmd_error_set(HMD_EDATA, "cell vectors a, b, c are left-handed (det = %g Å^3)",
-                             det);
+        return hmd_error_set(HMD_EDATA, "cell vectors a, b, c are left-handed (det = %g Å^3)", det);
     }
     if (det < 1e-6) {
         return hmd_error_set(HMD_EDATA, "cell is degenerate (volume %g Å^3)", det);
@@ -47,8 +46,8 @@ int hmd_box_init(struct hmd_box *box, const double h[3][3], const bool periodic[
     hmd_box_face_distances(box, dist);
     for (int d = 0; d < 3; d++) {
         if (dist[d] < 1e-3) {
-            return hmd_error_set(HMD_EDATA, "cell is degenerate (thickness %g Å along %c)",
-                                 dist[d], "abc"[d]);
+            return hmd_error_set(HMD_EDATA, "cell is degenerate (thickness %g Å along %c)", dist[d],
+                                 "abc"[d]);
         }
     }
     /* hinv = adj(h)/det; with rows as cell vectors, column d of hinv is (h[d+1] x h[d+2])/det. */

@@ -53,16 +53,26 @@ int hmd_status_exit_code(int status)
 const char *hmd_status_name(int status)
 {
     switch (status) {
-    case HMD_OK: return "OK";
-    case HMD_EUSAGE: return "EUSAGE";
-    case HMD_EDATA: return "EDATA";
-    case HMD_ENOINPUT: return "ENOINPUT";
-    case HMD_ENOTSUP: return "ENOTSUP";
-    case HMD_ESOFTWARE: return "ESOFTWARE";
-    case HMD_ENOMEM: return "ENOMEM";
-    case HMD_ECANTCREAT: return "ECANTCREAT";
-    case HMD_EIO: return "EIO";
-    case HMD_ECONFIG: return "ECONFIG";
+    case HMD_OK:
+        return "OK";
+    case HMD_EUSAGE:
+        return "EUSAGE";
+    case HMD_EDATA:
+        return "EDATA";
+    case HMD_ENOINPUT:
+        return "ENOINPUT";
+    case HMD_ENOTSUP:
+        return "ENOTSUP";
+    case HMD_ESOFTWARE:
+        return "ESOFTWARE";
+    case HMD_ENOMEM:
+        return "ENOMEM";
+    case HMD_ECANTCREAT:
+        return "ECANTCREAT";
+    case HMD_EIO:
+        return "EIO";
+    case HMD_ECONFIG:
+        return "ECONFIG";
     }
     return "EUNKNOWN";
 }

@@ -24,8 +24,7 @@ static double to_unit(uint32_t hi, uint32_t lo)
     return ((double)bits + 0.5) * 0x1.0p-53;
 }
 
-void hmd_rng_normals(uint64_t seed, uint64_t stream, uint64_t step, int purpose, int n,
-                     double *out)
+void hmd_rng_normals(uint64_t seed, uint64_t stream, uint64_t step, int purpose, int n, double *out)
 {
     const double two_pi = 6.283185307179586;
     for (int k = 0; k < n; k += 2) {

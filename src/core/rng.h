@@ -9,9 +9,9 @@
 #include <stdint.h>
 
 enum hmd_rng_purpose {
-    HMD_RNG_GEN_VEL = 1,   /* initial Maxwell-Boltzmann velocities */
-    HMD_RNG_LANGEVIN = 2,  /* Langevin noise */
-    HMD_RNG_VRESCALE = 3,  /* Bussi thermostat (global stream) */
+    HMD_RNG_GEN_VEL = 1,  /* initial Maxwell-Boltzmann velocities */
+    HMD_RNG_LANGEVIN = 2, /* Langevin noise */
+    HMD_RNG_VRESCALE = 3, /* Bussi thermostat (global stream) */
 };
 
 /* Stream id of draws shared by all atoms (thermostat-wide numbers). */

@@ -18,8 +18,12 @@ int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pul
         plan->cap_swap = cap;
     }
     struct hmd_halo_swap *s = &plan->swap[plan->nswap];
-    *s = (struct hmd_halo_swap){.dim = dim, .dir = dir, .pulse = pulse, .peer = peer,
-                                .send_offset = plan->nsend_total, .recv_offset = recv_offset};
+    *s = (struct hmd_halo_swap){.dim = dim,
+                                .dir = dir,
+                                .pulse = pulse,
+                                .peer = peer,
+                                .send_offset = plan->nsend_total,
+                                .recv_offset = recv_offset};
     memcpy(s->shift, shift, sizeof s->shift);
     return plan->nswap++;
 }

@@ -27,7 +27,7 @@ struct hmd_halo_plan {
     struct hmd_halo_swap *swap; /* [nswap] in execution order (owned) */
     int *send_list;             /* indices into the nall arrays, all swaps back to back (owned) */
     int nsend_total;
-    double cutoff;              /* ghost cut-off the plan was built for (Å) */
+    double cutoff; /* ghost cut-off the plan was built for (Å) */
     int cap_swap;
     int cap_send;
 };

@@ -23,11 +23,11 @@ struct hmd_eval_json *hmd_eval_json_create(const char *model_path, const char *s
         json_array_append_new(tm, json_string(type_map[t]));
     }
     doc->frames = json_array();
-    doc->root = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:o, s:O}", "program",
-                          "halomd", "version", HMD_VERSION " (" HMD_GIT_COMMIT ")", "model",
-                          model_path, "structure", structure_path, "units", "energy", "eV",
-                          "atom_energy", "eV", "force", "eV/Angstrom", "virial", "eV",
-                          "type_map", tm, "frames", doc->frames);
+    doc->root =
+        json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:o, s:O}", "program", "halomd",
+                  "version", HMD_VERSION " (" HMD_GIT_COMMIT ")", "model", model_path, "structure",
+                  structure_path, "units", "energy", "eV", "atom_energy", "eV", "force",
+                  "eV/Angstrom", "virial", "eV", "type_map", tm, "frames", doc->frames);
     if (!doc->root) {
         json_decref(doc->frames);
         free(doc);
@@ -56,10 +56,9 @@ int hmd_eval_json_add(struct hmd_eval_json *doc, const struct hmd_eval_frame_res
     for (int i = 0; i < res->natoms; i++) {
         json_array_append_new(ae, json_real(res->atom_energy[i]));
     }
-    json_t *frame = json_pack("{s:i, s:f, s:o, s:o, s:o}", "natoms", res->natoms, "energy",
-                              res->energy, "atom_energy", ae, "force",
-                              real_rows(res->force, res->natoms, 3), "virial",
-                              real_rows(res->virial, 3, 3));
+    json_t *frame = json_pack(
+        "{s:i, s:f, s:o, s:o, s:o}", "natoms", res->natoms, "energy", res->energy, "atom_energy",
+        ae, "force", real_rows(res->force, res->natoms, 3), "virial", real_rows(res->virial, 3, 3));
     if (!frame || json_array_append_new(doc->frames, frame)) {
         return hmd_error_set(HMD_ENOMEM, "out of memory for the eval results");
     }

@@ -19,10 +19,10 @@
 #include "nnp/se_e2_a.h"
 
 struct reader {
-    const char *path;          /* file name, for messages */
-    hid_t file;                /* open HDF5 file */
-    struct hmd_dp_model *m;    /* model being filled */
-    bool precision_known;      /* m->precision set from a weight matrix */
+    const char *path;       /* file name, for messages */
+    hid_t file;             /* open HDF5 file */
+    struct hmd_dp_model *m; /* model being filled */
+    bool precision_known;   /* m->precision set from a weight matrix */
 };
 
 /* ---- JSON access with messages naming the node ---- */
@@ -106,8 +106,8 @@ static int get_bool(struct reader *r, json_t *obj, const char *key, const char *
     return HMD_OK;
 }
 
-static int get_string(struct reader *r, json_t *obj, const char *key, const char *where,
-                      char *out, size_t size)
+static int get_string(struct reader *r, json_t *obj, const char *key, const char *where, char *out,
+                      size_t size)
 {
     json_t *v;
     int rc = get_member(r, obj, key, where, &v);
@@ -269,9 +269,9 @@ static int parse_activation(struct reader *r, const char *name, const char *wher
         const char *name;
         enum hmd_activation act;
     } table[] = {
-        {"none", HMD_ACT_NONE},       {"linear", HMD_ACT_NONE},    {"tanh", HMD_ACT_TANH},
-        {"relu", HMD_ACT_RELU},       {"relu6", HMD_ACT_RELU6},    {"softplus", HMD_ACT_SOFTPLUS},
-        {"sigmoid", HMD_ACT_SIGMOID}, {"silu", HMD_ACT_SILU},      {"gelu", HMD_ACT_GELU},
+        {"none", HMD_ACT_NONE},       {"linear", HMD_ACT_NONE}, {"tanh", HMD_ACT_TANH},
+        {"relu", HMD_ACT_RELU},       {"relu6", HMD_ACT_RELU6}, {"softplus", HMD_ACT_SOFTPLUS},
+        {"sigmoid", HMD_ACT_SIGMOID}, {"silu", HMD_ACT_SILU},   {"gelu", HMD_ACT_GELU},
         {"gelu_tf", HMD_ACT_GELU},
     };
     char lower[64];
@@ -388,8 +388,8 @@ static int read_mlp(struct reader *r, json_t *node, const char *where, int n_in,
 
 /* Reads a NetworkCollection of `expect` networks, each with input width n_in. Null entries
  * (networks of excluded type pairs) are allowed when `allow_null` and leave nlayers = 0. */
-static int read_collection(struct reader *r, json_t *node, const char *where, int expect,
-                           int n_in, bool allow_null, struct hmd_mlp **nets)
+static int read_collection(struct reader *r, json_t *node, const char *where, int expect, int n_in,
+                           bool allow_null, struct hmd_mlp **nets)
 {
     json_t *list;
     char sub[1024];
@@ -442,8 +442,8 @@ static int read_type_pairs(struct reader *r, json_t *obj, const char *key, const
         json_t *pair = json_array_get(list, k);
         json_t *a = json_array_get(pair, 0), *b = json_array_get(pair, 1);
         if (json_array_size(pair) != 2 || !json_is_integer(a) || !json_is_integer(b) ||
-            json_integer_value(a) < 0 || json_integer_value(a) >= nt ||
-            json_integer_value(b) < 0 || json_integer_value(b) >= nt) {
+            json_integer_value(a) < 0 || json_integer_value(a) >= nt || json_integer_value(b) < 0 ||
+            json_integer_value(b) >= nt) {
             return bad(r, where, "'%s'[%zu] is not a pair of type indices", key, k);
         }
         int ti = (int)json_integer_value(a), tj = (int)json_integer_value(b);
@@ -584,16 +584,16 @@ static int read_se_e2_a(struct reader *r, json_t *desc)
         }
         if (net->nlayers != se->nneuron || net->n_out != se->M) {
             return bad(r, "model.descriptor.embeddings",
-                       "network %d has %d layers of output %d; neuron says %d layers ending %d",
-                       k, net->nlayers, net->n_out, se->nneuron, se->M);
+                       "network %d has %d layers of output %d; neuron says %d layers ending %d", k,
+                       net->nlayers, net->n_out, se->nneuron, se->M);
         }
         m->nparams += hmd_mlp_param_count(net);
     }
     for (int ti = 0; ti < nt && !se->type_one_side; ti++) {
         for (int tau = 0; tau < nt; tau++) {
             if (se->emb[ti + tau * nt].nlayers == 0 && !se->exclude[ti * nt + tau]) {
-                return bad(r, "model.descriptor.embeddings",
-                           "network %d (types %d, %d) is missing", ti + tau * nt, ti, tau);
+                return bad(r, "model.descriptor.embeddings", "network %d (types %d, %d) is missing",
+                           ti + tau * nt, ti, tau);
             }
         }
     }
@@ -793,8 +793,8 @@ static int read_model(struct reader *r, json_t *root)
         size_t n;
         rc = read_array(r, model, "out_bias", "model", 0, true, &m->out_bias, &n);
         if (!rc && m->out_bias && n != (size_t)m->ntypes) {
-            rc = bad(r, "model", "out_bias has %zu elements, expected %d (one energy per type)",
-                     n, m->ntypes);
+            rc = bad(r, "model", "out_bias has %zu elements, expected %d (one energy per type)", n,
+                     m->ntypes);
         }
     }
     if (!rc && !m->out_bias) {
@@ -902,12 +902,11 @@ int hmd_model_read_dp(const char *path, struct hmd_dp_model *model)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     if (H5Fis_hdf5(path) <= 0) {
         const char *dot = strrchr(path, '.');
-        return hmd_error_set(HMD_EDATA,
-                             "%s: not an HDF5 file, so not a DeePMD-kit .dp model%s", path,
-                             (dot && (!strcmp(dot, ".pth") || !strcmp(dot, ".pb") ||
-                                      !strcmp(dot, ".pt")))
-                                 ? "; convert it with `dp convert-backend model.pth model.dp`"
-                                 : "");
+        return hmd_error_set(
+            HMD_EDATA, "%s: not an HDF5 file, so not a DeePMD-kit .dp model%s", path,
+            (dot && (!strcmp(dot, ".pth") || !strcmp(dot, ".pb") || !strcmp(dot, ".pt")))
+                ? "; convert it with `dp convert-backend model.pth model.dp`"
+                : "");
     }
     r.file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (r.file < 0) {

@@ -59,8 +59,8 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
         .force = atoms->f,
         .atom_virial = atomic ? fs->atom_virial : NULL,
     };
-    int rc = hmd_dp_compute_cpu(fs->model, &fs->ws, atoms->nlocal, hmd_atoms_nall(atoms),
-                                atoms->x, atoms->type, &fs->nl, &out);
+    int rc = hmd_dp_compute_cpu(fs->model, &fs->ws, atoms->nlocal, hmd_atoms_nall(atoms), atoms->x,
+                                atoms->type, &fs->nl, &out);
     if (rc) {
         return rc;
     }

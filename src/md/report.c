@@ -57,13 +57,15 @@ void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_t
     if (avg->n > 0) {
         const double n = (double)avg->n;
         fprintf(out, "\nAverages over %ld energy evaluations:\n", avg->n);
-        fprintf(out, "  Temp %.3f K   PotEng %.8f eV   KinEng %.8f eV   TotEng %.8f eV   "
-                     "Press %.2f bar\n",
+        fprintf(out,
+                "  Temp %.3f K   PotEng %.8f eV   KinEng %.8f eV   TotEng %.8f eV   "
+                "Press %.2f bar\n",
                 avg->temp / n, avg->pe / n, avg->ke / n, avg->etot / n, avg->press / n);
     }
     const struct rates r = rates_of(perf);
-    fprintf(out, "\nLoop time of %.6g s for %lld steps with %d atoms on %d thread%s (%ld "
-                 "neighbour-list builds)\n\n",
+    fprintf(out,
+            "\nLoop time of %.6g s for %lld steps with %d atoms on %d thread%s (%ld "
+            "neighbour-list builds)\n\n",
             perf->wall, (long long)perf->nsteps, perf->natoms, perf->nthreads,
             perf->nthreads == 1 ? "" : "s", perf->nbuilds);
     fprintf(out, "%-16s %12s %10s %8s\n", "Section", "time (s)", "calls", "%total");
@@ -171,11 +173,10 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
         HMD_COMPILER, "host", "name", host, "cpu", cpu, "threads", perf->nthreads, "structure",
         conf, "model", model, "parameters", params_json(p), "system", "natoms", perf->natoms,
         "nsteps", (json_int_t)perf->nsteps, "dt_ps", perf->dt, "neighbor_builds",
-        (json_int_t)perf->nbuilds, "performance", "wall_s", perf->wall, "ns_per_day",
-        r.ns_per_day, "hours_per_ns", r.hours_per_ns, "steps_per_s", r.steps_per_s,
-        "atom_steps_per_s", r.atom_steps_per_s, "us_per_step_atom", r.us_per_step_atom,
-        "phases", phases, "final", "temp_K", last->temp, "pe_eV", last->pe, "conserved_eV",
-        last->conserved);
+        (json_int_t)perf->nbuilds, "performance", "wall_s", perf->wall, "ns_per_day", r.ns_per_day,
+        "hours_per_ns", r.hours_per_ns, "steps_per_s", r.steps_per_s, "atom_steps_per_s",
+        r.atom_steps_per_s, "us_per_step_atom", r.us_per_step_atom, "phases", phases, "final",
+        "temp_K", last->temp, "pe_eV", last->pe, "conserved_eV", last->conserved);
     if (!root) {
         return hmd_error_set(HMD_ESOFTWARE, "cannot build the run record %s", path);
     }

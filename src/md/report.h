@@ -31,11 +31,11 @@ struct hmd_thermo_avg {
 /* Throughput of a finished run. */
 struct hmd_perf {
     int natoms;
-    int64_t nsteps;     /* steps integrated */
-    double dt;          /* ps */
-    double wall;        /* seconds spent in the step loop */
+    int64_t nsteps; /* steps integrated */
+    double dt;      /* ps */
+    double wall;    /* seconds spent in the step loop */
     int nthreads;
-    long nbuilds;       /* neighbour-list builds */
+    long nbuilds; /* neighbour-list builds */
     struct hmd_timers timers;
 };
 

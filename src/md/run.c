@@ -52,8 +52,8 @@ struct md {
     struct hmd_box box;
     struct hmd_forces fs;
     struct hmd_thermostat th;
-    double ndof;             /* degrees of freedom of the kinetic energy */
-    double thermostat_work;  /* kinetic energy added by the thermostat so far (eV) */
+    double ndof;            /* degrees of freedom of the kinetic energy */
+    double thermostat_work; /* kinetic energy added by the thermostat so far (eV) */
     int64_t step;
     /* outputs (owned) */
     FILE *log;
@@ -65,8 +65,8 @@ struct md {
     struct hmd_timers timers;
     struct hmd_thermo last;
     struct hmd_thermo_avg avg;
-    bool progress;           /* progress line on stderr */
-    bool progress_tty;       /* ... rewritten in place */
+    bool progress;     /* progress line on stderr */
+    bool progress_tty; /* ... rewritten in place */
     double t_start, t_last_progress;
 };
 
@@ -138,8 +138,8 @@ static int set_up_system(struct md *md)
         return rc;
     }
     if (md->nframes > 1) {
-        fprintf(stderr, "halomd: note: %s holds %d frames; the run starts from the first\n",
-                conf, md->nframes);
+        fprintf(stderr, "halomd: note: %s holds %d frames; the run starts from the first\n", conf,
+                md->nframes);
     }
     md->ndof = degrees_of_freedom(md);
     if (md->p.gen_seed == -1) {
@@ -154,8 +154,10 @@ static int set_up_system(struct md *md)
     } else if (md->p.comm_mode == HMD_COMM_LINEAR) {
         hmd_remove_com_velocity(&md->atoms);
     }
-    md->th = (struct hmd_thermostat){.ref_t = md->p.ref_t, .tau_t = md->p.tau_t,
-                                     .dt = md->p.dt, .ndof = md->ndof,
+    md->th = (struct hmd_thermostat){.ref_t = md->p.ref_t,
+                                     .tau_t = md->p.tau_t,
+                                     .dt = md->p.dt,
+                                     .ndof = md->ndof,
                                      .seed = (uint64_t)md->p.ld_seed};
     hmd_forces_init(&md->fs, &md->model, md->p.verlet_buffer);
     /* the first borders also rejects a cell too small for the cut-off, before any output */
@@ -191,8 +193,8 @@ static void write_log_header(struct md *md)
     FILE *o = md->log;
     fprintf(o, "halomd %s (commit %s), %s build, %s, options: %s\n", HMD_VERSION, HMD_GIT_COMMIT,
             HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES);
-    fprintf(o, "started %s on %s (%s), %d OpenMP thread%s\n", date, host, cpu,
-            hmd_thread_count(), hmd_thread_count() == 1 ? "" : "s");
+    fprintf(o, "started %s on %s (%s), %d OpenMP thread%s\n", date, host, cpu, hmd_thread_count(),
+            hmd_thread_count() == 1 ? "" : "s");
     if (md->opt->cmdline) {
         fprintf(o, "command: %s\n", md->opt->cmdline);
     }
@@ -204,15 +206,15 @@ static void write_log_header(struct md *md)
         const double(*h)[3] = md->box.h;
         fprintf(o, "  cell (Å)        a = (%g %g %g)  b = (%g %g %g)  c = (%g %g %g)\n", h[0][0],
                 h[0][1], h[0][2], h[1][0], h[1][1], h[1][2], h[2][0], h[2][1], h[2][2]);
-        fprintf(o, "  periodic        %s %s %s, volume %.6g Å^3\n",
-                md->box.periodic[0] ? "a" : "-", md->box.periodic[1] ? "b" : "-",
-                md->box.periodic[2] ? "c" : "-", hmd_box_volume(&md->box));
+        fprintf(o, "  periodic        %s %s %s, volume %.6g Å^3\n", md->box.periodic[0] ? "a" : "-",
+                md->box.periodic[1] ? "b" : "-", md->box.periodic[2] ? "c" : "-",
+                hmd_box_volume(&md->box));
     } else {
         fprintf(o, "  cell            none (not periodic)\n");
     }
     fprintf(o, "  degrees of freedom %.0f\n", md->ndof);
-    fprintf(o, "  neighbour list  rlist %g Å (skin %g Å), %d ghosts in %d swaps\n",
-            md->fs.rlist, md->p.verlet_buffer, md->atoms.nghost, md->fs.plan.nswap);
+    fprintf(o, "  neighbour list  rlist %g Å (skin %g Å), %d ghosts in %d swaps\n", md->fs.rlist,
+            md->p.verlet_buffer, md->atoms.nghost, md->fs.plan.nswap);
     fprintf(o, "\n--- parameters (also in %s.mdout.mdp)\n", md->opt->deffnm);
     hmd_params_write(&md->p, o);
     fprintf(o, "\n");
@@ -395,8 +397,8 @@ static void compute_thermo(struct md *md)
     t->etot = t->pe + t->ke;
     t->conserved = t->etot - md->thermostat_work;
     t->temp = md->ndof > 0 ? 2.0 * t->ke / (md->ndof * HMD_BOLTZMANN) : 0.0;
-    const bool periodic = md->frames[0].has_box && md->box.periodic[0] && md->box.periodic[1] &&
-                          md->box.periodic[2];
+    const bool periodic =
+        md->frames[0].has_box && md->box.periodic[0] && md->box.periodic[1] && md->box.periodic[2];
     if (periodic) {
         t->vol = hmd_box_volume(&md->box);
         double trace = ke_tensor[0] + ke_tensor[4] + ke_tensor[8] + md->fs.virial[0] +
@@ -424,9 +426,8 @@ static void report_progress(struct md *md, bool last)
         time_t end = time(NULL) + (time_t)(elapsed / md->step * (n - md->step));
         strftime(eta, sizeof eta, ", will finish %H:%M:%S", localtime(&end));
     }
-    fprintf(stderr, "%sstep %" PRId64 "/%" PRId64 ", %.3g ns/day%s%s",
-            md->progress_tty ? "\r" : "", md->step, n, ns_day, eta,
-            md->progress_tty ? (last ? "\n" : "   ") : "\n");
+    fprintf(stderr, "%sstep %" PRId64 "/%" PRId64 ", %.3g ns/day%s%s", md->progress_tty ? "\r" : "",
+            md->step, n, ns_day, eta, md->progress_tty ? (last ? "\n" : "   ") : "\n");
     fflush(stderr);
 }
 
@@ -445,8 +446,8 @@ static int write_outputs(struct md *md)
     }
     if (every(md->step, md->p.nstenergy) || last) {
         const struct hmd_thermo *t = &md->last;
-        struct hmd_energy_row row = {t->step, t->time, t->temp, t->pe, t->ke, t->etot,
-                                     t->conserved, t->press, t->vol};
+        struct hmd_energy_row row = {t->step, t->time,      t->temp,  t->pe, t->ke,
+                                     t->etot, t->conserved, t->press, t->vol};
         rc = hmd_energy_csv_write(md->csv, &row);
     }
     if (!rc && (every(md->step, md->p.nstxout) || every(md->step, md->p.nstvout) ||

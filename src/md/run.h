@@ -5,17 +5,17 @@
 #include <stdbool.h>
 
 struct hmd_run_options {
-    const char *mdp;         /* run parameter file (-f), or NULL for defaults */
-    const char *conf;        /* structure file (-c) */
-    const char *model;       /* model file (-m); NULL: the `model` parameter */
-    const char *deffnm;      /* base name of the outputs */
-    long long nsteps;        /* -nsteps, used when have_nsteps */
+    const char *mdp;    /* run parameter file (-f), or NULL for defaults */
+    const char *conf;   /* structure file (-c) */
+    const char *model;  /* model file (-m); NULL: the `model` parameter */
+    const char *deffnm; /* base name of the outputs */
+    long long nsteps;   /* -nsteps, used when have_nsteps */
     bool have_nsteps;
-    bool verbose;            /* progress on stderr even when it is not a terminal */
-    const char *const *set;  /* -set key=value overrides */
+    bool verbose;           /* progress on stderr even when it is not a terminal */
+    const char *const *set; /* -set key=value overrides */
     int nset;
-    const char *backend;     /* -backend, or NULL */
-    const char *cmdline;     /* the command line, for the log; may be NULL */
+    const char *backend; /* -backend, or NULL */
+    const char *cmdline; /* the command line, for the log; may be NULL */
 };
 
 /* Runs the simulation and writes <deffnm>.log, .energy.csv, .xyz, .nc (NetCDF builds, when

@@ -54,8 +54,8 @@ int hmd_system_init(struct hmd_atoms *atoms, struct hmd_box *box, const struct h
         }
         if (!(m > 0)) {
             return hmd_error_set(HMD_EDATA,
-                                 "%s:%d: atom %d '%s' has no mass: its element is unknown",
-                                 path, frame->line ? frame->line[i] : 0, i + 1, frame->name[i]);
+                                 "%s:%d: atom %d '%s' has no mass: its element is unknown", path,
+                                 frame->line ? frame->line[i] : 0, i + 1, frame->name[i]);
         }
         atoms->mass[i] = m;
     }

@@ -36,8 +36,8 @@ static double chi2_draw(double n, uint64_t seed, int64_t step)
     }
     if (n < 2.0) { /* shape 1/2: a single squared normal */
         double g;
-        hmd_rng_normals(seed, HMD_RNG_GLOBAL_STREAM - 1000000, (uint64_t)step, HMD_RNG_VRESCALE,
-                        1, &g);
+        hmd_rng_normals(seed, HMD_RNG_GLOBAL_STREAM - 1000000, (uint64_t)step, HMD_RNG_VRESCALE, 1,
+                        &g);
         return g * g;
     }
     return 2.0 * gamma_draw(0.5 * n, seed, step);
@@ -82,8 +82,7 @@ double hmd_thermostat_langevin_cpu(const struct hmd_thermostat *th, struct hmd_a
     const double c1 = exp(-th->dt / th->tau_t), c2 = sqrt(1.0 - c1 * c1);
     for (int i = 0; i < atoms->nlocal; i++) {
         double xi[3];
-        hmd_rng_normals(th->seed, (uint64_t)atoms->id[i], (uint64_t)step, HMD_RNG_LANGEVIN, 3,
-                        xi);
+        hmd_rng_normals(th->seed, (uint64_t)atoms->id[i], (uint64_t)step, HMD_RNG_LANGEVIN, 3, xi);
         const double sigma = sqrt(HMD_BOLTZMANN * th->ref_t / (atoms->mass[i] * HMD_MVV2E));
         for (int d = 0; d < 3; d++) {
             atoms->v[3 * i + d] = c1 * atoms->v[3 * i + d] + c2 * sigma * xi[d];

@@ -12,8 +12,7 @@ static int grow(void **p, size_t bytes)
 {
     void *q = realloc(*p, bytes ? bytes : 1);
     if (!q) {
-        return hmd_error_set(HMD_ENOMEM, "out of memory (%zu bytes for the neighbour list)",
-                             bytes);
+        return hmd_error_set(HMD_ENOMEM, "out of memory (%zu bytes for the neighbour list)", bytes);
     }
     *p = q;
     return HMD_OK;
@@ -30,8 +29,8 @@ struct binning {
 static void plan_bins(const struct hmd_box *box, int nall, const double *x, double rlist,
                       struct binning *bn)
 {
-    double face[3], lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY,
-                                                                      -INFINITY};
+    double face[3], lo[3] = {INFINITY, INFINITY, INFINITY},
+                    hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     hmd_box_face_distances(box, face);
     for (int k = 0; k < nall; k++) {
         double s[3];

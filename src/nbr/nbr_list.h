@@ -20,11 +20,11 @@
 #include "core/box.h"
 
 struct hmd_nbr_list {
-    int ncentre;       /* centre atoms: the local atoms 0..ncentre-1 */
-    int *offset;       /* [ncentre + 1] start of each centre's neighbours in index */
-    int *index;        /* neighbour indices into the nall arrays */
-    double rlist;      /* list cut-off used at the last build (Å) */
-    double *x_build;   /* [ncentre][3] positions of the local atoms at the last build (Å) */
+    int ncentre;     /* centre atoms: the local atoms 0..ncentre-1 */
+    int *offset;     /* [ncentre + 1] start of each centre's neighbours in index */
+    int *index;      /* neighbour indices into the nall arrays */
+    double rlist;    /* list cut-off used at the last build (Å) */
+    double *x_build; /* [ncentre][3] positions of the local atoms at the last build (Å) */
     /* capacities and cell-list scratch (owned) */
     int cap_centre;
     size_t cap_index;

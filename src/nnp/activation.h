@@ -58,14 +58,22 @@ HMD_HD static inline double hmd_act(enum hmd_activation act, const struct hmd_ac
 {
     const double sqrt_2_over_pi = 0.79788456080286535588;
     switch (act) {
-    case HMD_ACT_NONE: return x;
-    case HMD_ACT_TANH: return tanh(x);
-    case HMD_ACT_RELU: return x > 0 ? x : 0;
-    case HMD_ACT_RELU6: return x < 0 ? 0 : (x > 6 ? 6 : x);
-    case HMD_ACT_SOFTPLUS: return x > 20 ? x : log1p(exp(x));
-    case HMD_ACT_SIGMOID: return hmd_sigmoid(x);
-    case HMD_ACT_SILU: return x * hmd_sigmoid(x);
-    case HMD_ACT_GELU: return 0.5 * x * (1 + tanh(sqrt_2_over_pi * (x + 0.044715 * x * x * x)));
+    case HMD_ACT_NONE:
+        return x;
+    case HMD_ACT_TANH:
+        return tanh(x);
+    case HMD_ACT_RELU:
+        return x > 0 ? x : 0;
+    case HMD_ACT_RELU6:
+        return x < 0 ? 0 : (x > 6 ? 6 : x);
+    case HMD_ACT_SOFTPLUS:
+        return x > 20 ? x : log1p(exp(x));
+    case HMD_ACT_SIGMOID:
+        return hmd_sigmoid(x);
+    case HMD_ACT_SILU:
+        return x * hmd_sigmoid(x);
+    case HMD_ACT_GELU:
+        return 0.5 * x * (1 + tanh(sqrt_2_over_pi * (x + 0.044715 * x * x * x)));
     case HMD_ACT_SILUT:
         return x >= st->threshold ? tanh(st->slope * (x - st->threshold)) + st->shift
                                   : x * hmd_sigmoid(x);
@@ -79,12 +87,18 @@ HMD_HD static inline double hmd_act_grad(enum hmd_activation act, const struct h
 {
     const double sqrt_2_over_pi = 0.79788456080286535588;
     switch (act) {
-    case HMD_ACT_NONE: return 1;
-    case HMD_ACT_TANH: return 1 - kept * kept;
-    case HMD_ACT_RELU: return kept > 0 ? 1 : 0;
-    case HMD_ACT_RELU6: return (kept > 0 && kept < 6) ? 1 : 0;
-    case HMD_ACT_SOFTPLUS: return kept > 20 ? 1 : -expm1(-kept); /* sigmoid(x) = 1 - e^-y */
-    case HMD_ACT_SIGMOID: return kept * (1 - kept);
+    case HMD_ACT_NONE:
+        return 1;
+    case HMD_ACT_TANH:
+        return 1 - kept * kept;
+    case HMD_ACT_RELU:
+        return kept > 0 ? 1 : 0;
+    case HMD_ACT_RELU6:
+        return (kept > 0 && kept < 6) ? 1 : 0;
+    case HMD_ACT_SOFTPLUS:
+        return kept > 20 ? 1 : -expm1(-kept); /* sigmoid(x) = 1 - e^-y */
+    case HMD_ACT_SIGMOID:
+        return kept * (1 - kept);
     case HMD_ACT_SILU: {
         double s = hmd_sigmoid(kept);
         return s * (1 + kept * (1 - s));

@@ -36,9 +36,8 @@ static int by_distance(const void *pa, const void *pb)
 
 /* Fills slots[nnei] for centre i from its neighbour list entries (see dp_eval.h for the rule).
  * `cand` has room for the centre's list length. */
-static void format_neighbors(const struct hmd_dp_model *m, int i, const double *x,
-                             const int *type, const int *list, int nlist, struct candidate *cand,
-                             int *slots)
+static void format_neighbors(const struct hmd_dp_model *m, int i, const double *x, const int *type,
+                             const int *list, int nlist, struct candidate *cand, int *slots)
 {
     const struct hmd_se_e2_a *se = &m->se;
     const int nt = m->ntypes, ti = type[i];
@@ -86,8 +85,8 @@ static size_t fit_doubles(const struct hmd_dp_model *m)
 /* Per-thread doubles: descriptor scratch, fitting batch, candidates, kept chunk state. */
 static size_t thread_doubles(const struct hmd_dp_model *m, int max_list)
 {
-    size_t cand = ((size_t)max_list * sizeof(struct candidate) + sizeof(double) - 1) /
-                  sizeof(double);
+    size_t cand =
+        ((size_t)max_list * sizeof(struct candidate) + sizeof(double) - 1) / sizeof(double);
     return hmd_se_e2_a_scratch_doubles(m) + fit_doubles(m) + cand +
            (size_t)CHUNK * hmd_se_e2_a_keep_doubles(m);
 }
@@ -112,8 +111,8 @@ static int grow(void **p, size_t bytes)
     return HMD_OK;
 }
 
-static int workspace_reserve(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws,
-                             int nlocal, int max_list)
+static int workspace_reserve(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws, int nlocal,
+                             int max_list)
 {
     const int nnei = m->se.nnei;
     int rc = HMD_OK;
@@ -158,12 +157,11 @@ static int workspace_reserve(const struct hmd_dp_model *m, struct hmd_dp_workspa
     return HMD_OK;
 }
 
-
 /* Thread-private buffers carved from the workspace. */
 struct thread_buffers {
     struct hmd_se_e2_a_scratch se;
     struct candidate *cand;
-    double *keep;                              /* [CHUNK][keep doubles] */
+    double *keep;                                /* [CHUNK][keep doubles] */
     double *in, *dx, *work, *saved, *dy, *bwork; /* fitting batch */
 };
 

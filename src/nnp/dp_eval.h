@@ -33,17 +33,17 @@ struct hmd_dp_output {
 
 /* Scratch of the evaluation, grown on demand (owned; free with hmd_dp_workspace_free). */
 struct hmd_dp_workspace {
-    int cap_local;        /* home atoms the per-atom arrays hold */
-    int *slots;           /* [cap_local][nnei] formatted neighbours */
-    double *T;            /* [cap_local][M*4] descriptor intermediates */
-    double *D;            /* [cap_local][dim_descrpt] descriptors, then dE/dD */
-    double *atom_e;       /* [cap_local] atomic energies */
-    double *grad;         /* [cap_local][nnei][3] dE/dd_ij */
-    int nthreads;         /* thread scratch sets allocated */
-    double *thread_dbuf;  /* per-thread doubles */
-    int *thread_ibuf;     /* per-thread ints */
+    int cap_local;       /* home atoms the per-atom arrays hold */
+    int *slots;          /* [cap_local][nnei] formatted neighbours */
+    double *T;           /* [cap_local][M*4] descriptor intermediates */
+    double *D;           /* [cap_local][dim_descrpt] descriptors, then dE/dD */
+    double *atom_e;      /* [cap_local] atomic energies */
+    double *grad;        /* [cap_local][nnei][3] dE/dd_ij */
+    int nthreads;        /* thread scratch sets allocated */
+    double *thread_dbuf; /* per-thread doubles */
+    int *thread_ibuf;    /* per-thread ints */
     size_t thread_doubles, thread_ints;
-    int *order;           /* [cap_local] home atoms grouped by fitting net */
+    int *order; /* [cap_local] home atoms grouped by fitting net */
 };
 
 /* Evaluates the model. `type` [nall] are model type indices; `nl` lists neighbours of the

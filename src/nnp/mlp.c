@@ -206,7 +206,8 @@ void hmd_mlp_forward_tangent(const struct hmd_mlp *net, int rows, const double *
             for (size_t e = 0; e < count; e++) {
                 double z = out[e];
                 out[e] = hmd_act(L->act, &L->silut, z);
-                dout[e] *= hmd_act_grad(L->act, &L->silut, hmd_act_keeps_output(L->act) ? out[e] : z);
+                dout[e] *=
+                    hmd_act_grad(L->act, &L->silut, hmd_act_keeps_output(L->act) ? out[e] : z);
             }
         }
         scale_and_skip(L, rows, in, out);

@@ -48,8 +48,8 @@ void hmd_model_print_summary(const struct hmd_dp_model *m, FILE *out, const char
     fprintf(out, "%saxis_neuron     %d (descriptor width %d)\n", prefix, se->M2, m->dim_descrpt);
     fprintf(out, "%sfitting net     %d -> ", prefix, m->dim_descrpt);
     print_ints(out, m->fit_neuron, m->fit_nneuron);
-    fprintf(out, " -> 1 %s%s, %d net%s\n", m->fit_activation,
-            m->fit_resnet_dt ? " resnet_dt" : "", m->nfit, m->nfit == 1 ? "" : "s");
+    fprintf(out, " -> 1 %s%s, %d net%s\n", m->fit_activation, m->fit_resnet_dt ? " resnet_dt" : "",
+            m->nfit, m->nfit == 1 ? "" : "s");
     fprintf(out, "%sparameters      %ld\n", prefix, m->nparams);
     fprintf(out, "%sprecision       %s\n", prefix, m->precision);
     fprintf(out, "%swritten by      %s %s (%s backend)\n", prefix, m->software, m->version,

@@ -20,20 +20,20 @@ enum hmd_descriptor_kind {
 
 /* se_e2_a (DeepPot-SE, smooth edition, angular) descriptor. */
 struct hmd_se_e2_a {
-    int nnei;           /* neighbour slots per atom, sum(sel) */
-    int *sel;           /* [ntypes] slots reserved per neighbour type */
-    int *sel_offset;    /* [ntypes + 1] first slot of each type block, cumulative sum of sel */
-    int M;              /* width of the embedding output, neuron[-1] */
-    int M2;             /* axis_neuron: columns of the descriptor matrix kept */
-    int nneuron;        /* number of embedding layers */
-    int *neuron;        /* [nneuron] embedding widths */
-    bool type_one_side; /* embedding chosen by neighbour type only */
-    bool resnet_dt;     /* embedding layers carry idt */
-    bool *exclude;      /* [ntypes * ntypes] descriptor exclude_types (symmetric): pair i,j
-                           contributes R = 0 (padding slots are never excluded) */
-    double *davg;       /* [ntypes][nnei][4] mean of the raw environment row, by centre type */
-    double *dstd;       /* [ntypes][nnei][4] standard deviation (divides) */
-    int nemb;           /* number of embedding nets: ntypes (one side) or ntypes^2 */
+    int nnei;            /* neighbour slots per atom, sum(sel) */
+    int *sel;            /* [ntypes] slots reserved per neighbour type */
+    int *sel_offset;     /* [ntypes + 1] first slot of each type block, cumulative sum of sel */
+    int M;               /* width of the embedding output, neuron[-1] */
+    int M2;              /* axis_neuron: columns of the descriptor matrix kept */
+    int nneuron;         /* number of embedding layers */
+    int *neuron;         /* [nneuron] embedding widths */
+    bool type_one_side;  /* embedding chosen by neighbour type only */
+    bool resnet_dt;      /* embedding layers carry idt */
+    bool *exclude;       /* [ntypes * ntypes] descriptor exclude_types (symmetric): pair i,j
+                            contributes R = 0 (padding slots are never excluded) */
+    double *davg;        /* [ntypes][nnei][4] mean of the raw environment row, by centre type */
+    double *dstd;        /* [ntypes][nnei][4] standard deviation (divides) */
+    int nemb;            /* number of embedding nets: ntypes (one side) or ntypes^2 */
     struct hmd_mlp *emb; /* [nemb]; one side: by neighbour type tau; two side: t_i + tau*ntypes */
     double *pad_sum;     /* padding's share of T, precomputed (hmd_se_e2_a_prepare): for centre
                             type ti, type block tau and n filled slots of the block, the M x 4
@@ -60,21 +60,21 @@ struct hmd_dp_model {
     char descriptor_name[32]; /* as written in the file ("se_e2_a") */
     struct hmd_se_e2_a se;
     /* fitting */
-    int dim_descrpt;       /* fitting input width, M * M2 */
-    int nfit;              /* fitting nets: ntypes (per type) or 1 (mixed types) */
-    struct hmd_mlp *fit;   /* [nfit] */
-    int fit_nneuron;       /* hidden layers of a fitting net */
-    int *fit_neuron;       /* [fit_nneuron] hidden widths */
-    bool fit_resnet_dt;    /* fitting hidden layers carry idt */
+    int dim_descrpt;     /* fitting input width, M * M2 */
+    int nfit;            /* fitting nets: ntypes (per type) or 1 (mixed types) */
+    struct hmd_mlp *fit; /* [nfit] */
+    int fit_nneuron;     /* hidden layers of a fitting net */
+    int *fit_neuron;     /* [fit_nneuron] hidden widths */
+    bool fit_resnet_dt;  /* fitting hidden layers carry idt */
     char fit_activation[32];
-    double *bias_atom_e;   /* [ntypes] fitting energy bias (eV) */
-    double *out_bias;      /* [ntypes] atomic-model output bias (eV) */
-    bool *fit_exclude;     /* [ntypes] fitting exclude_types: the fitting output and
-                              bias_atom_e are dropped, out_bias still applies */
-    bool *atom_exclude;    /* [ntypes] model atom_exclude_types: the atom's energy is zero */
-    bool *pair_exclude;    /* [ntypes * ntypes] model pair_exclude_types: such neighbours are
-                              removed from the list (they become padding) */
-    long nparams;          /* trainable parameters (weights, biases, idt) */
+    double *bias_atom_e;    /* [ntypes] fitting energy bias (eV) */
+    double *out_bias;       /* [ntypes] atomic-model output bias (eV) */
+    bool *fit_exclude;      /* [ntypes] fitting exclude_types: the fitting output and
+                               bias_atom_e are dropped, out_bias still applies */
+    bool *atom_exclude;     /* [ntypes] model atom_exclude_types: the atom's energy is zero */
+    bool *pair_exclude;     /* [ntypes * ntypes] model pair_exclude_types: such neighbours are
+                               removed from the list (they become padding) */
+    long nparams;           /* trainable parameters (weights, biases, idt) */
     struct hmd_arena arena; /* owns every array above */
 };
 

@@ -134,8 +134,9 @@ int hmd_se_e2_a_prepare(struct hmd_dp_model *m)
 }
 
 /* T += sum over rows of g_row (x) R_row. */
-static inline __attribute__((always_inline)) void accumulate_T(int M, int rows, const int *slot, const double *g, size_t g_stride,
-                         const double *Rs, double *T)
+static inline __attribute__((always_inline)) void accumulate_T(int M, int rows, const int *slot,
+                                                               const double *g, size_t g_stride,
+                                                               const double *Rs, double *T)
 {
     for (int r = 0; r < rows; r++) {
         const double *R = Rs + 4 * (size_t)slot[r];
@@ -187,8 +188,8 @@ void hmd_se_e2_a_forward(const struct hmd_dp_model *m, int i, int ti, const int 
         while (j0 + filled < j1 && slots[j0 + filled] >= 0) {
             filled++;
         }
-        const double *pad = se->pad_sum +
-                            (((size_t)ti * (se->nnei + m->ntypes) + j0 + tau + filled) * M * 4);
+        const double *pad =
+            se->pad_sum + (((size_t)ti * (se->nnei + m->ntypes) + j0 + tau + filled) * M * 4);
         for (int k = 0; k < M * 4; k++) {
             T[k] += pad[k];
         }
@@ -207,8 +208,8 @@ void hmd_se_e2_a_forward(const struct hmd_dp_model *m, int i, int ti, const int 
 
 /* x[c] = sum_a g_a gt[c][a] and y[c] = sum_a dg_a gt[c][a] for c < 4, with eight explicit
  * partial sums per result so the compiler vectorises the loop without reassociating. */
-static inline __attribute__((always_inline)) void dot4(int M, const double *g, const double *dg, const double *gt, double x[4],
-                 double y[4])
+static inline __attribute__((always_inline)) void dot4(int M, const double *g, const double *dg,
+                                                       const double *gt, double x[4], double y[4])
 {
     enum { L = 8 };
     double px[4][L] = {{0}}, py[4][L] = {{0}};

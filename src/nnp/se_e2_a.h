@@ -24,11 +24,11 @@
 
 /* Per-thread scratch for the functions below; sizes depend on the model only. */
 struct hmd_se_e2_a_scratch {
-    double *R;      /* [nnei][4] normalised environment rows */
-    double *input;  /* [max sel] embedding inputs of one block */
-    double *work;   /* embedding forward (value and tangent) */
-    double *gamma;  /* [M][4] dE/dT / Nc */
-    int *rows;      /* [max sel] slot of each embedding row */
+    double *R;     /* [nnei][4] normalised environment rows */
+    double *input; /* [max sel] embedding inputs of one block */
+    double *work;  /* embedding forward (value and tangent) */
+    double *gamma; /* [M][4] dE/dT / Nc */
+    int *rows;     /* [max sel] slot of each embedding row */
 };
 
 /* Precomputes the padding's share of T (model->se.pad_sum): an empty slot's row R = -davg/dstd

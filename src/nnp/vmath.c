@@ -55,9 +55,9 @@ void hmd_vtanh(int n, const double *x, double *y)
 /* One 4 x HMD_GEMM_BLOCK tile of out = in[4 rows][k] wp[k][j0 ..] (+ bias), accumulated in
  * registers over k. Rows beyond `nr` repeat the last valid row and are not stored. */
 static inline __attribute__((always_inline)) void gemm_tile(int nr, int k, int ncols, int ld_in,
-                                                            int ld_w, int ld_out,
-                                                            const double *in, const double *wp,
-                                                            const double *bias, double *out)
+                                                            int ld_w, int ld_out, const double *in,
+                                                            const double *wp, const double *bias,
+                                                            double *out)
 {
     double acc[4][HMD_GEMM_BLOCK];
     const double *row[4];

@@ -119,8 +119,7 @@ static void check_model(const char *file, const double h[3][3], int nside, unsig
         worst = fmax(worst, fabs(fd - f[c]));
     }
     if (worst > 1e-7 * fbig) {
-        fail_msg("%s: force vs finite difference off by %g eV/Å (max force %g)", file, worst,
-                 fbig);
+        fail_msg("%s: force vs finite difference off by %g eV/Å (max force %g)", file, worst, fbig);
     }
     /* virial: W_ba = -dE/de_ab for x -> x (1 + e), cell likewise */
     double wmax = 0, wworst = 0;

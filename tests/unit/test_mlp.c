@@ -79,9 +79,9 @@ static void check_activation(enum hmd_activation act)
 
 static void test_activations_backward(void **state)
 {
-    const enum hmd_activation acts[] = {HMD_ACT_NONE,    HMD_ACT_TANH, HMD_ACT_RELU,
-                                        HMD_ACT_RELU6,   HMD_ACT_SOFTPLUS, HMD_ACT_SIGMOID,
-                                        HMD_ACT_SILU,    HMD_ACT_GELU, HMD_ACT_SILUT};
+    const enum hmd_activation acts[] = {HMD_ACT_NONE,  HMD_ACT_TANH,     HMD_ACT_RELU,
+                                        HMD_ACT_RELU6, HMD_ACT_SOFTPLUS, HMD_ACT_SIGMOID,
+                                        HMD_ACT_SILU,  HMD_ACT_GELU,     HMD_ACT_SILUT};
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
         check_activation(acts[i]);
     }
@@ -124,7 +124,7 @@ static void test_batched_rows_match_single_rows(void **state)
  * against central differences, for every activation. */
 static void test_tangent_matches_finite_differences(void **state)
 {
-    const enum hmd_activation acts[] = {HMD_ACT_TANH, HMD_ACT_GELU, HMD_ACT_SOFTPLUS,
+    const enum hmd_activation acts[] = {HMD_ACT_TANH, HMD_ACT_GELU,    HMD_ACT_SOFTPLUS,
                                         HMD_ACT_SILU, HMD_ACT_SIGMOID, HMD_ACT_NONE};
     const int widths[4] = {1, 4, 8, 8};
     for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
@@ -143,7 +143,8 @@ static void test_tangent_matches_finite_differences(void **state)
             for (double *q = L[l].w; q < p; q++) {
                 *q = urand(&seed);
             }
-            L[l].resnet = (n == 2 * k) ? HMD_RESNET_DOUBLE : (n == k ? HMD_RESNET_SAME : HMD_RESNET_NONE);
+            L[l].resnet =
+                (n == 2 * k) ? HMD_RESNET_DOUBLE : (n == k ? HMD_RESNET_SAME : HMD_RESNET_NONE);
         }
         struct hmd_mlp net = {.nlayers = 3, .layers = L, .n_in = 1, .n_out = 8, .width_sum = 20};
         assert_int_equal(hmd_mlp_pack(&net, &arena), 0);

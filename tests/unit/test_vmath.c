@@ -58,7 +58,8 @@ static void test_gemm_kernels(void **unused)
     enum { ROWS = 7, K = 5, NN = 9 };
     enum { NP = 16, KP = 16 }; /* hmd_gemm_padded(NN), hmd_gemm_padded(K) */
     double x[ROWS * K], dx[ROWS * K], w[K * NN], wp[K * NP] = {0}, wtp[NN * KP] = {0}, b[NN],
-        bp[NP] = {0}, z[ROWS * NN], dz[ROWS * NN], back[ROWS * K];
+                                                        bp[NP] = {0}, z[ROWS * NN], dz[ROWS * NN],
+                                                        back[ROWS * K];
     for (int i = 0; i < ROWS * K; i++) {
         x[i] = urand() - 0.5;
         dx[i] = urand() - 0.5;

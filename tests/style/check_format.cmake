@@ -1,0 +1,16 @@
+# Script mode: every C source and header is formatted as .clang-format says.
+# Variables: SRC (repository root), CLANG_FORMAT.
+file(GLOB_RECURSE files ${SRC}/src/*.c ${SRC}/src/*.h ${SRC}/tests/unit/*.c ${SRC}/tests/unit/*.h
+     ${SRC}/bench/*.c)
+set(bad "")
+foreach(f ${files})
+  execute_process(COMMAND ${CLANG_FORMAT} --dry-run --Werror ${f}
+    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT rc EQUAL 0)
+    list(APPEND bad ${f})
+  endif()
+endforeach()
+if(bad)
+  string(REPLACE ";" "\n  " bad "${bad}")
+  message(FATAL_ERROR "not formatted (run clang-format -i on them):\n  ${bad}")
+endif()
