@@ -95,4 +95,8 @@ int hmd_dp_read_type_pairs(struct hmd_dp_reader *r, json_t *obj, const char *key
 int hmd_dp_read_type_list(struct hmd_dp_reader *r, json_t *obj, const char *key, const char *where,
                           bool *flags);
 
+/* The DPA-1 descriptor node (src/io/model_dp_dpa1.c): fills model->dpa1, rcut, rcut_smth,
+ * env_protection and dim_descrpt, and adds its parameters to model->nparams. */
+int hmd_dp_read_dpa1(struct hmd_dp_reader *r, json_t *desc);
+
 #endif /* HMD_IO_DP_TREE_H */

@@ -171,14 +171,12 @@ static int read_descriptor(struct hmd_dp_reader *r, json_t *model)
     }
     if (strcmp(type, "dpa1") == 0 || strcmp(type, "se_atten") == 0 ||
         strcmp(type, "se_atten_v2") == 0) {
-        return hmd_error_set(HMD_ENOTSUP,
-                             "%s: model.descriptor: descriptor '%s' (DPA-1) is not supported by "
-                             "this version of halomd; supported: se_e2_a",
-                             r->path, type);
+        r->m->kind = HMD_DESCRIPTOR_DPA1;
+        return hmd_dp_read_dpa1(r, desc);
     }
     return hmd_error_set(HMD_ENOTSUP,
                          "%s: model.descriptor: descriptor '%s' is not supported; supported: "
-                         "se_e2_a",
+                         "se_e2_a, dpa1 (se_atten, se_atten_v2)",
                          r->path, type);
 }
 

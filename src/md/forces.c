@@ -59,8 +59,9 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
         .force = atoms->f,
         .atom_virial = atomic ? fs->atom_virial : NULL,
     };
+    /* one rank: home atom 0 is the system's atom 0 (ids follow the input order) */
     int rc = hmd_dp_compute_cpu(fs->model, &fs->ws, atoms->nlocal, hmd_atoms_nall(atoms), atoms->x,
-                                atoms->type, &fs->nl, &out);
+                                atoms->type, atoms->type[0], &fs->nl, &out);
     if (rc) {
         return rc;
     }

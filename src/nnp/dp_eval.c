@@ -1,13 +1,14 @@
 /* Deep Potential evaluation. Home atoms are grouped by fitting net and cut into chunks of
  * CHUNK atoms; each thread takes whole chunks and, per chunk:
- *   1. per atom: select neighbours into slots, descriptor forward (T, D, and per real slot the
- *      embedding output, its derivative and R, kept in the thread's chunk buffer);
+ *   1. per atom: select neighbours into slots, descriptor forward (T, D);
  *   2. fitting forward and backward for the chunk's atoms as one batch per net: E_i, dE/dD;
  *   3. per atom: descriptor backward, dE/dd_ij per slot.
  * Then, serially, forces, virial and atomic virial are summed in atom order. Chunks are fixed
- * by the atom order alone, so results do not depend on the number of threads. The kept state
- * is about 2 * nnei * M doubles per atom (220 kB for the water model), so it lives only for
- * one chunk.
+ * by the atom order alone, so results do not depend on the number of threads.
+ * What step 3 needs from step 1 differs by descriptor: se_e2_a keeps, per real slot, the
+ * embedding output, its derivative and R (about 2 * nnei * M doubles per atom, 220 kB for the
+ * water model) for the chunk; DPA-1's attention state is far larger (megabytes per atom), so
+ * its backward recomputes the atom's forward pass in a per-thread buffer instead.
  */
 #include "nnp/dp_eval.h"
 
@@ -16,9 +17,21 @@
 
 #include "core/error.h"
 #include "core/threads.h"
+#include "nnp/dpa1.h"
 #include "nnp/se_e2_a.h"
 
 enum { CHUNK = 32 }; /* atoms per chunk: one pass over the fitting weights serves this many */
+
+/* Neighbour slots per atom and width of T, whatever the descriptor. */
+static int slots_of(const struct hmd_dp_model *m)
+{
+    return m->kind == HMD_DESCRIPTOR_DPA1 ? m->dpa1.nnei : m->se.nnei;
+}
+
+static int width_of(const struct hmd_dp_model *m)
+{
+    return m->kind == HMD_DESCRIPTOR_DPA1 ? m->dpa1.M : m->se.M;
+}
 
 struct candidate {
     double r2; /* squared distance (Å^2) */
@@ -34,13 +47,13 @@ static int by_distance(const void *pa, const void *pb)
     return (a->j > b->j) - (a->j < b->j);
 }
 
-/* Fills slots[nnei] for centre i from its neighbour list entries (see dp_eval.h for the rule).
- * `cand` has room for the centre's list length. */
+/* Fills slots[nnei] for centre i from its neighbour list entries (see dp_eval.h for the rule):
+ * se_e2_a splits the nearest by neighbour type, DPA-1 keeps them in one list. `cand` has room
+ * for the centre's list length. */
 static void format_neighbors(const struct hmd_dp_model *m, int i, const double *x, const int *type,
                              const int *list, int nlist, struct candidate *cand, int *slots)
 {
-    const struct hmd_se_e2_a *se = &m->se;
-    const int nt = m->ntypes, ti = type[i];
+    const int nt = m->ntypes, ti = type[i], nnei = slots_of(m);
     const double rc2 = m->rcut * m->rcut;
     int n = 0;
     for (int k = 0; k < nlist; k++) {
@@ -58,13 +71,20 @@ static void format_neighbors(const struct hmd_dp_model *m, int i, const double *
         }
     }
     qsort(cand, (size_t)n, sizeof *cand, by_distance);
-    if (n > se->nnei) {
-        n = se->nnei;
+    if (n > nnei) {
+        n = nnei;
     }
-    int count[64] = {0}; /* ntypes is checked <= 64 at the top of hmd_dp_compute_cpu */
-    for (int j = 0; j < se->nnei; j++) {
+    for (int j = 0; j < nnei; j++) {
         slots[j] = -1;
     }
+    if (m->kind == HMD_DESCRIPTOR_DPA1) {
+        for (int k = 0; k < n; k++) {
+            slots[k] = cand[k].j;
+        }
+        return;
+    }
+    const struct hmd_se_e2_a *se = &m->se;
+    int count[64] = {0}; /* ntypes is checked <= 64 at the top of hmd_dp_compute_cpu */
     for (int k = 0; k < n; k++) {
         int t = type[cand[k].j];
         if (count[t] < se->sel[t]) {
@@ -82,13 +102,29 @@ static size_t fit_doubles(const struct hmd_dp_model *m)
            hmd_mlp_backward_work_size(net, CHUNK);
 }
 
+/* Descriptor scratch of one thread, and what the forward keeps per atom for the backward. */
+static size_t descriptor_doubles(const struct hmd_dp_model *m)
+{
+    return m->kind == HMD_DESCRIPTOR_DPA1 ? hmd_dpa1_scratch_doubles(m)
+                                          : hmd_se_e2_a_scratch_doubles(m);
+}
+
+static size_t keep_doubles(const struct hmd_dp_model *m)
+{
+    return m->kind == HMD_DESCRIPTOR_DPA1 ? 0 : hmd_se_e2_a_keep_doubles(m);
+}
+
+static size_t descriptor_ints(const struct hmd_dp_model *m)
+{
+    return m->kind == HMD_DESCRIPTOR_DPA1 ? hmd_dpa1_scratch_ints(m) : hmd_se_e2_a_scratch_ints(m);
+}
+
 /* Per-thread doubles: descriptor scratch, fitting batch, candidates, kept chunk state. */
 static size_t thread_doubles(const struct hmd_dp_model *m, int max_list)
 {
     size_t cand =
         ((size_t)max_list * sizeof(struct candidate) + sizeof(double) - 1) / sizeof(double);
-    return hmd_se_e2_a_scratch_doubles(m) + fit_doubles(m) + cand +
-           (size_t)CHUNK * hmd_se_e2_a_keep_doubles(m);
+    return descriptor_doubles(m) + fit_doubles(m) + cand + (size_t)CHUNK * keep_doubles(m);
 }
 
 static int max_list_length(const struct hmd_nbr_list *nl, int nlocal)
@@ -114,13 +150,20 @@ static int grow(void **p, size_t bytes)
 static int workspace_reserve(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws, int nlocal,
                              int max_list)
 {
-    const int nnei = m->se.nnei;
+    const int nnei = slots_of(m);
     int rc = HMD_OK;
+    if (m->kind == HMD_DESCRIPTOR_DPA1 && !ws->pad_table) {
+        rc = grow((void **)&ws->pad_table, hmd_dpa1_pad_table_doubles(m) * sizeof(double));
+        if (rc) {
+            return rc;
+        }
+        ws->pad_type = -1;
+    }
     if (nlocal > ws->cap_local) {
         size_t n = (size_t)nlocal;
         rc = grow((void **)&ws->slots, n * nnei * sizeof(int));
         if (!rc) {
-            rc = grow((void **)&ws->T, n * m->se.M * 4 * sizeof(double));
+            rc = grow((void **)&ws->T, n * width_of(m) * 4 * sizeof(double));
         }
         if (!rc) {
             rc = grow((void **)&ws->D, n * m->dim_descrpt * sizeof(double));
@@ -141,7 +184,7 @@ static int workspace_reserve(const struct hmd_dp_model *m, struct hmd_dp_workspa
     }
     const int nthreads = hmd_thread_count();
     size_t dbl = thread_doubles(m, max_list);
-    size_t ints = hmd_se_e2_a_scratch_ints(m);
+    size_t ints = descriptor_ints(m);
     if (nthreads > ws->nthreads || dbl > ws->thread_doubles || ints > ws->thread_ints) {
         rc = grow((void **)&ws->thread_dbuf, (size_t)nthreads * dbl * sizeof(double));
         if (!rc) {
@@ -159,7 +202,8 @@ static int workspace_reserve(const struct hmd_dp_model *m, struct hmd_dp_workspa
 
 /* Thread-private buffers carved from the workspace. */
 struct thread_buffers {
-    struct hmd_se_e2_a_scratch se;
+    struct hmd_se_e2_a_scratch se; /* se_e2_a */
+    struct hmd_dpa1_scratch dpa1;  /* DPA-1 */
     struct candidate *cand;
     double *keep;                                /* [CHUNK][keep doubles] */
     double *in, *dx, *work, *saved, *dy, *bwork; /* fitting batch */
@@ -169,8 +213,13 @@ static void thread_buffers_init(struct thread_buffers *b, const struct hmd_dp_mo
                                 struct hmd_dp_workspace *ws, int tid, int max_list)
 {
     double *p = ws->thread_dbuf + (size_t)tid * ws->thread_doubles;
-    hmd_se_e2_a_scratch_init(&b->se, m, p, ws->thread_ibuf + (size_t)tid * ws->thread_ints);
-    p += hmd_se_e2_a_scratch_doubles(m);
+    int *ip = ws->thread_ibuf + (size_t)tid * ws->thread_ints;
+    if (m->kind == HMD_DESCRIPTOR_DPA1) {
+        b->dpa1 = (struct hmd_dpa1_scratch){.m = m, .buf = p, .ibuf = ip};
+    } else {
+        hmd_se_e2_a_scratch_init(&b->se, m, p, ip);
+    }
+    p += descriptor_doubles(m);
     const struct hmd_mlp *net = &m->fit[0];
     b->in = p;
     b->dx = b->in + (size_t)CHUNK * m->dim_descrpt;
@@ -214,19 +263,48 @@ static void fit_batch(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws,
     }
 }
 
+static void descriptor_forward(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws,
+                               struct thread_buffers *b, int i, int c, const double *x,
+                               const int *type)
+{
+    const int nnei = slots_of(m), M = width_of(m);
+    const int *slots = ws->slots + (size_t)i * nnei;
+    double *T = ws->T + (size_t)i * M * 4, *D = ws->D + (size_t)i * m->dim_descrpt;
+    if (m->kind == HMD_DESCRIPTOR_DPA1) {
+        hmd_dpa1_forward(m, i, type[i], slots, x, type, ws->pad_type, ws->pad_table, &b->dpa1, T,
+                         D);
+    } else {
+        hmd_se_e2_a_forward(m, i, type[i], slots, x, &b->se, T, D, b->keep + keep_doubles(m) * c);
+    }
+}
+
+static void descriptor_backward(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws,
+                                struct thread_buffers *b, int i, int c, const double *x,
+                                const int *type)
+{
+    const int nnei = slots_of(m), M = width_of(m);
+    const int *slots = ws->slots + (size_t)i * nnei;
+    const double *dD = ws->D + (size_t)i * m->dim_descrpt;
+    double *grad = ws->grad + (size_t)i * nnei * 3;
+    if (m->kind == HMD_DESCRIPTOR_DPA1) {
+        hmd_dpa1_backward(m, i, type[i], slots, x, type, ws->pad_type, ws->pad_table, &b->dpa1, dD,
+                          grad);
+    } else {
+        hmd_se_e2_a_backward(m, i, type[i], slots, x, &b->se, ws->T + (size_t)i * M * 4, dD,
+                             b->keep + keep_doubles(m) * c, grad);
+    }
+}
+
 static void chunk_pass(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws,
                        struct thread_buffers *b, const int *chunk, int n, const double *x,
                        const int *type, const struct hmd_nbr_list *nl)
 {
-    const int nnei = m->se.nnei, M = m->se.M;
-    const size_t keep = hmd_se_e2_a_keep_doubles(m);
+    const int nnei = slots_of(m);
     for (int c = 0; c < n; c++) {
         const int i = chunk[c];
-        int *slots = ws->slots + (size_t)i * nnei;
         format_neighbors(m, i, x, type, nl->index + nl->offset[i],
-                         nl->offset[i + 1] - nl->offset[i], b->cand, slots);
-        hmd_se_e2_a_forward(m, i, type[i], slots, x, &b->se, ws->T + (size_t)i * M * 4,
-                            ws->D + (size_t)i * m->dim_descrpt, b->keep + keep * c);
+                         nl->offset[i + 1] - nl->offset[i], b->cand, ws->slots + (size_t)i * nnei);
+        descriptor_forward(m, ws, b, i, c, x, type);
     }
     /* chunk atoms are grouped by net (see the ordering in hmd_dp_compute_cpu) */
     for (int c0 = 0; c0 < n;) {
@@ -246,22 +324,19 @@ static void chunk_pass(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws
     }
     for (int c = 0; c < n; c++) {
         const int i = chunk[c];
-        double *grad = ws->grad + (size_t)i * nnei * 3;
         if (no_gradient(m, type[i])) {
-            memset(grad, 0, sizeof(double) * nnei * 3);
+            memset(ws->grad + (size_t)i * nnei * 3, 0, sizeof(double) * nnei * 3);
             ws->atom_e[i] = 0.0;
             continue;
         }
-        hmd_se_e2_a_backward(m, i, type[i], ws->slots + (size_t)i * nnei, x, &b->se,
-                             ws->T + (size_t)i * M * 4, ws->D + (size_t)i * m->dim_descrpt,
-                             b->keep + keep * c, grad);
+        descriptor_backward(m, ws, b, i, c, x, type);
     }
 }
 
 static void scatter_pass(const struct hmd_dp_model *m, const struct hmd_dp_workspace *ws,
                          int nlocal, int nall, const double *x, struct hmd_dp_output *out)
 {
-    const int nnei = m->se.nnei;
+    const int nnei = slots_of(m);
     memset(out->force, 0, sizeof(double) * 3 * (size_t)nall);
     memset(out->virial, 0, sizeof out->virial);
     if (out->atom_virial) {
@@ -296,8 +371,8 @@ static void scatter_pass(const struct hmd_dp_model *m, const struct hmd_dp_works
 }
 
 int hmd_dp_compute_cpu(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws, int nlocal,
-                       int nall, const double *x, const int *type, const struct hmd_nbr_list *nl,
-                       struct hmd_dp_output *out)
+                       int nall, const double *x, const int *type, int type0,
+                       const struct hmd_nbr_list *nl, struct hmd_dp_output *out)
 {
     if (m->ntypes > 64) {
         return hmd_error_set(HMD_ENOTSUP, "models with more than 64 types are not supported");
@@ -318,6 +393,11 @@ int hmd_dp_compute_cpu(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws
                 }
             }
         }
+    }
+    if (m->kind == HMD_DESCRIPTOR_DPA1 && ws->pad_type != type0) {
+        struct hmd_dpa1_scratch sc = {.m = m, .buf = ws->thread_dbuf, .ibuf = ws->thread_ibuf};
+        hmd_dpa1_pad_table(m, type0, &sc, ws->pad_table);
+        ws->pad_type = type0;
     }
     const int nchunks = (nlocal + CHUNK - 1) / CHUNK;
 #pragma omp parallel
@@ -355,5 +435,6 @@ void hmd_dp_workspace_free(struct hmd_dp_workspace *ws)
     free(ws->thread_dbuf);
     free(ws->thread_ibuf);
     free(ws->order);
+    free(ws->pad_table);
     memset(ws, 0, sizeof *ws);
 }

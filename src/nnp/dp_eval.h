@@ -7,8 +7,9 @@
  *
  * Neighbour selection is DeePMD-kit's (PyTorch backend, deepmd/pt/model/model/make_model.py
  * format_nlist + nlist_distinguish_types): keep neighbours with r <= rcut, take the nearest
- * sum(sel) of them, then split by type keeping the nearest sel[t] of each type, padding with
- * -1. Model-level pair_exclude_types remove neighbours first.
+ * sum(sel) of them; se_e2_a then splits them by type keeping the nearest sel[t] of each type,
+ * DPA-1 keeps the one list; empty slots are -1 at the end. Model-level pair_exclude_types
+ * remove neighbours first.
  *
  * Conventions: F_k = -dE/dx_k; virial W_ab = -sum_pairs (dE/dd_ij)_a d_ij,b, which equals
  * sum_k F_k,a x_k,b over all nall atoms (DeePMD-kit's `virial`); the atomic virial of a pair
@@ -43,14 +44,17 @@ struct hmd_dp_workspace {
     double *thread_dbuf; /* per-thread doubles */
     int *thread_ibuf;    /* per-thread ints */
     size_t thread_doubles, thread_ints;
-    int *order; /* [cap_local] home atoms grouped by fitting net */
+    int *order;        /* [cap_local] home atoms grouped by fitting net */
+    double *pad_table; /* DPA-1: the padding's share of T (hmd_dpa1_pad_table) */
+    int pad_type;      /* DPA-1: the atom-0 type pad_table was made for, -1 before */
 };
 
 /* Evaluates the model. `type` [nall] are model type indices; `nl` lists neighbours of the
- * first nlocal atoms. Returns HMD_OK, or HMD_ENOMEM. */
+ * first nlocal atoms. `type0` is the type of the system's atom 0 (global id 0), which
+ * DeePMD-kit gives to DPA-1's empty neighbour slots. Returns HMD_OK, or HMD_ENOMEM. */
 int hmd_dp_compute_cpu(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws, int nlocal,
-                       int nall, const double *x, const int *type, const struct hmd_nbr_list *nl,
-                       struct hmd_dp_output *out);
+                       int nall, const double *x, const int *type, int type0,
+                       const struct hmd_nbr_list *nl, struct hmd_dp_output *out);
 
 /* Frees the workspace and zeroes it. */
 void hmd_dp_workspace_free(struct hmd_dp_workspace *ws);

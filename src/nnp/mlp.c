@@ -180,17 +180,19 @@ size_t hmd_mlp_tangent_work_size(const struct hmd_mlp *net, int rows)
     return 4 * (size_t)rows * (size_t)max_width(net);
 }
 
-void hmd_mlp_forward_tangent(const struct hmd_mlp *net, int rows, const double *x, double *work,
-                             const double **y, const double **dy)
+void hmd_mlp_forward_tangent(const struct hmd_mlp *net, int rows, const double *x, const double *dx,
+                             double *work, const double **y, const double **dy)
 {
     /* (value, tangent) of the current layer's input and output, ping-ponged */
     const size_t stride = (size_t)rows * (size_t)max_width(net);
     double *val[2] = {work, work + stride}, *tan[2] = {work + 2 * stride, work + 3 * stride};
-    const double *in = x, *din = NULL;
-    for (int r = 0; r < rows; r++) {
-        tan[1][r] = 1.0; /* d x / d x */
+    const double *in = x, *din = dx;
+    if (!din) {
+        for (int r = 0; r < rows; r++) {
+            tan[1][r] = 1.0; /* d x / d x of a one-input net */
+        }
+        din = tan[1];
     }
-    din = tan[1];
     for (int l = 0; l < net->nlayers; l++) {
         const struct hmd_dense *L = &net->layers[l];
         const int n = L->n_out, k = L->n_in;

@@ -54,12 +54,13 @@ size_t hmd_mlp_work_size(const struct hmd_mlp *net, int rows);
 const double *hmd_mlp_forward(const struct hmd_mlp *net, int rows, const double *x, double *work,
                               double *saved);
 
-/* Forward pass of a network with one input (an embedding net) together with the derivative of
- * every output with respect to the input (forward-mode differentiation, seed 1 per row).
- * `work` needs hmd_mlp_tangent_work_size() doubles; *y and *dy point into it on return
- * (y[rows][n_out], dy[rows][n_out] = d y / d x). */
-void hmd_mlp_forward_tangent(const struct hmd_mlp *net, int rows, const double *x, double *work,
-                             const double **y, const double **dy);
+/* Forward pass together with the directional derivative of every output along the input
+ * tangent dx[rows][n_in] (forward-mode differentiation); dx NULL means 1 for a one-input net
+ * (an embedding net's derivative with respect to its input). `work` needs
+ * hmd_mlp_tangent_work_size() doubles; *y and *dy point into it on return (y[rows][n_out],
+ * dy[rows][n_out]). */
+void hmd_mlp_forward_tangent(const struct hmd_mlp *net, int rows, const double *x, const double *dx,
+                             double *work, const double **y, const double **dy);
 
 /* Doubles of `work` hmd_mlp_forward_tangent() needs. */
 size_t hmd_mlp_tangent_work_size(const struct hmd_mlp *net, int rows);

@@ -16,6 +16,7 @@
 
 enum hmd_descriptor_kind {
     HMD_DESCRIPTOR_SE_E2_A,
+    HMD_DESCRIPTOR_DPA1, /* dpa1 / se_atten / se_atten_v2 */
 };
 
 /* se_e2_a (DeepPot-SE, smooth edition, angular) descriptor. */
@@ -42,6 +43,46 @@ struct hmd_se_e2_a {
     char activation[32]; /* activation name, for the summary */
 };
 
+/* One gated self-attention layer of DPA-1 (num_heads 1):
+ *   [Q | K | V] = X W_in + b_in,  Y = LayerNorm(X + (A V) W_out + b_out). */
+struct hmd_attn_layer {
+    struct hmd_dense in_proj;  /* M -> 3H, no activation */
+    struct hmd_dense out_proj; /* H -> M, no activation */
+    double *ln_w, *ln_b;       /* [M] layer-norm scale and shift */
+    double ln_eps;             /* layer-norm epsilon */
+};
+
+/* DPA-1 (se_atten) descriptor: neighbours of any type in one list of nnei slots, a type
+ * embedding, an embedding net on [s, TE_j(, TE_i)] (concat) or s with a type-pair gate
+ * (strip), then attention layers, then the se_e2_a-style T and D. */
+struct hmd_dpa1 {
+    int nnei;                      /* neighbour slots, sel */
+    int M;                         /* embedding output width, neuron[-1] */
+    int M2;                        /* axis_neuron */
+    int nneuron;                   /* embedding layers */
+    int *neuron;                   /* [nneuron] embedding widths */
+    int tebd_dim;                  /* type embedding width */
+    bool strip;                    /* tebd_input_mode strip (else concat) */
+    bool type_one_side;            /* embedding input without the centre's type embedding */
+    bool smooth;                   /* smooth_type_embedding: switch-weighted gate and attention */
+    bool dotr;                     /* attention weights gated by rhat_j . rhat_k */
+    bool normalize;                /* q, k, v normalised to unit length */
+    bool concat_output_tebd;       /* descriptor followed by TE[t_i] */
+    double scaling;                /* q scale: temperature, or (H * scaling_factor)^-1/2 */
+    int H;                         /* attention hidden width (attn) */
+    int nlayers;                   /* attention layers (attn_layer) */
+    struct hmd_attn_layer *layers; /* [nlayers] */
+    bool *exclude;                 /* [ntypes * ntypes] descriptor exclude_types */
+    double *davg, *dstd;           /* [ntypes][nnei][4] normalisation by centre type */
+    struct hmd_mlp type_net;       /* type embedding net (input: one-hot of the type) */
+    double *type_embd;        /* [ntypes + 1][tebd_dim] type embeddings, last row zero (padding) */
+    struct hmd_mlp emb;       /* embedding net */
+    struct hmd_mlp emb_strip; /* strip mode: the type-pair net */
+    double *strip_table;      /* strip mode: emb_strip outputs [(ntypes+1)^2 or ntypes+1][M], row
+                                 t_i * (ntypes + 1) + t_j (two side) or t_j (one side) */
+    char activation[32];
+};
+
 struct hmd_dp_model {
     /* provenance */
     char software[32];  /* "deepmd-kit" */
@@ -58,9 +99,11 @@ struct hmd_dp_model {
     /* descriptor */
     enum hmd_descriptor_kind kind;
     char descriptor_name[32]; /* as written in the file ("se_e2_a") */
-    struct hmd_se_e2_a se;
+    struct hmd_se_e2_a se;    /* when kind == HMD_DESCRIPTOR_SE_E2_A */
+    struct hmd_dpa1 dpa1;     /* when kind == HMD_DESCRIPTOR_DPA1 */
     /* fitting */
-    int dim_descrpt;     /* fitting input width, M * M2 */
+    int dim_descrpt;     /* fitting input width: M * M2 (+ tebd_dim for DPA-1 with
+                            concat_output_tebd) */
     int nfit;            /* fitting nets: ntypes (per type) or 1 (mixed types) */
     struct hmd_mlp *fit; /* [nfit] */
     int fit_nneuron;     /* hidden layers of a fitting net */

@@ -173,7 +173,7 @@ void hmd_se_e2_a_forward(const struct hmd_dp_model *m, int i, int ti, const int 
         }
         if (live) {
             const double *g, *dg;
-            hmd_mlp_forward_tangent(net, live, s->input, s->work, &g, &dg);
+            hmd_mlp_forward_tangent(net, live, s->input, NULL, s->work, &g, &dg);
             for (int r = 0; r < live; r++) {
                 double *k = keep + per_slot * s->rows[r];
                 memcpy(k, g + (size_t)r * M, sizeof(double) * M);

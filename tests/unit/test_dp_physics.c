@@ -18,6 +18,8 @@
 #include "io/model_dp.h"
 #include "md/forces.h"
 
+#define DPA1_MODEL "../bad/dpa1.dp"
+
 static double urand(unsigned *s)
 {
     *s = *s * 1664525u + 1013904223u;
@@ -179,11 +181,20 @@ static void test_water_one_side_triclinic(void **state)
     check_model("se_e2_a_water_one_side.dp", h, 3, 12u);
 }
 
+static void test_dpa1_triclinic(void **state)
+{
+    /* 8 molecules: fewer neighbours than sel (30), so no neighbour is ever cut by the
+     * nearest-sel rule, which would make the energy jump */
+    const double h[3][3] = {{8.0, 0, 0}, {1.5, 8.5, 0}, {-1.0, 0.5, 8.2}};
+    check_model(DPA1_MODEL, h, 2, 13u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deeppot_two_side_triclinic),
         cmocka_unit_test(test_water_one_side_triclinic),
+        cmocka_unit_test(test_dpa1_triclinic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
