@@ -10,6 +10,8 @@
 #include "core/error.h"
 #include "core/params.h"
 #include "hmd_buildinfo.h"
+#include "comm/collect.h"
+#include "comm/comm.h"
 #include "io/backup.h"
 #include "io/eval_json.h"
 #include "io/model_dp.h"
@@ -22,6 +24,7 @@ enum { MAX_SET = 64 };
 
 struct cli {
     const char *mdp, *conf, *model, *deffnm, *out, *backend;
+    int dd[3];
     const char *set[MAX_SET];
     int nset;
     long long nsteps;
@@ -49,6 +52,7 @@ static const char usage_text[] =
     "  -set KEY=VAL   override one run parameter (repeatable)\n"
     "  -backend NAME  compute backend: auto, cpu (cuda in a later version)\n"
     "  -o FILE        eval output (JSON; default: standard output)\n"
+    "  -dd NX NY NZ   domain grid for mpirun (default: chosen to minimise the halo)\n"
     "  -v             progress on stderr\n"
     "  -h, -help      this help\n"
     "  -version       version, git commit and build options\n"
@@ -65,7 +69,7 @@ static void print_version(void)
 
 static int parse(int argc, char **argv, struct cli *cli)
 {
-    enum { OPT_DEFFNM = 256, OPT_NSTEPS, OPT_SET, OPT_VERSION, OPT_BACKEND };
+    enum { OPT_DEFFNM = 256, OPT_NSTEPS, OPT_SET, OPT_VERSION, OPT_BACKEND, OPT_DD };
     static const struct option options[] = {
         {"f", required_argument, NULL, 'f'},
         {"c", required_argument, NULL, 'c'},
@@ -78,6 +82,7 @@ static int parse(int argc, char **argv, struct cli *cli)
         {"nsteps", required_argument, NULL, OPT_NSTEPS},
         {"set", required_argument, NULL, OPT_SET},
         {"backend", required_argument, NULL, OPT_BACKEND},
+        {"dd", required_argument, NULL, OPT_DD},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
     };
@@ -123,6 +128,22 @@ static int parse(int argc, char **argv, struct cli *cli)
             cli->have_nsteps = true;
             break;
         }
+        case OPT_DD: {
+            /* three integers: this one and the next two arguments */
+            const char *words[3] = {optarg, optind < argc ? argv[optind] : "",
+                                    optind + 1 < argc ? argv[optind + 1] : ""};
+            for (int k = 0; k < 3; k++) {
+                char *end;
+                long v = strtol(words[k], &end, 10);
+                if (!*words[k] || *end || v < 1 || v > 1024) {
+                    return hmd_error_set(HMD_EUSAGE,
+                                         "-dd needs three positive integers (NX NY NZ)");
+                }
+                cli->dd[k] = (int)v;
+            }
+            optind += 2;
+            break;
+        }
         case OPT_SET:
             if (cli->nset == MAX_SET) {
                 return hmd_error_set(HMD_EUSAGE, "more than %d -set options", MAX_SET);
@@ -166,36 +187,75 @@ static int cmd_info(const struct cli *cli)
     return rc;
 }
 
-/* Energy, forces and virial of one frame, in the frame's atom order. The neighbour list has
- * the default skin of a run, so eval and step 0 of `halomd run` do the same arithmetic. */
-static int eval_frame(const struct hmd_dp_model *model, const struct hmd_frame *frame,
-                      const char *path, struct hmd_eval_json *doc)
+/* Energy, forces and virial of one frame (significant on rank 0), in the frame's atom order.
+ * The neighbour list has the default skin of a run, so eval and step 0 of `halomd run` do the
+ * same arithmetic. Collective; rank 0 adds the results to doc. */
+static int eval_frame(const struct cli *cli, const struct hmd_dp_model *model,
+                      const struct hmd_frame *frame, struct hmd_eval_json *doc)
 {
-    struct hmd_atoms atoms = {0};
-    struct hmd_box box;
-    struct hmd_forces fs;
+    struct hmd_system sys;
+    struct hmd_forces fs = {0};
     struct hmd_params defaults;
     hmd_params_defaults(&defaults);
-    hmd_forces_init(&fs, model, defaults.verlet_buffer);
-    int rc = hmd_system_init(&atoms, &box, frame, path, model);
+    const double rlist = model->rcut + defaults.verlet_buffer;
+    double *force = NULL, *energy = NULL;
+    int rc = hmd_system_load(&sys, frame, cli->conf, model, cli->dd, rlist);
     if (!rc) {
-        rc = hmd_forces_rebuild(&fs, &atoms, &box);
+        hmd_forces_init(&fs, model, &sys.dd, defaults.verlet_buffer, sys.type0);
+        rc = hmd_forces_rebuild(&fs, &sys.atoms, &sys.box);
     }
     if (!rc) {
-        rc = hmd_forces_compute(&fs, &atoms, true);
+        rc = hmd_forces_compute(&fs, &sys.atoms, true);
+    }
+    if (!rc && hmd_comm_rank() == 0) {
+        force = malloc(sizeof(double) * 3 * (sys.natoms + 1));
+        energy = malloc(sizeof(double) * (sys.natoms + 1));
+        rc = force && energy ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory");
+    }
+    rc = hmd_comm_agree(rc);
+    if (!rc) {
+        rc = hmd_collect_gather(sys.atoms.id, sys.atoms.f, sys.atoms.nlocal, 3, force, sys.natoms);
     }
     if (!rc) {
+        rc = hmd_collect_gather(sys.atoms.id, fs.atom_energy, sys.atoms.nlocal, 1, energy,
+                                sys.natoms);
+    }
+    if (!rc && hmd_comm_rank() == 0) {
         struct hmd_eval_frame_result res = {
-            .natoms = atoms.nlocal,
+            .natoms = sys.natoms,
             .energy = fs.energy,
-            .atom_energy = fs.atom_energy,
-            .force = atoms.f,
+            .atom_energy = energy,
+            .force = force,
             .virial = fs.virial,
         };
         rc = hmd_eval_json_add(doc, &res);
     }
+    free(force);
+    free(energy);
     hmd_forces_free(&fs);
-    hmd_atoms_free(&atoms);
+    hmd_system_free(&sys);
+    return hmd_comm_agree(rc);
+}
+
+/* Writes the eval document (rank 0), backing up an existing file. */
+static int write_eval(const struct cli *cli, const struct hmd_eval_json *doc)
+{
+    if (!cli->out) {
+        return hmd_eval_json_write(doc, stdout, "standard output");
+    }
+    FILE *fp;
+    char note[512];
+    int rc = hmd_output_open(cli->out, &fp, note, sizeof note);
+    if (rc) {
+        return rc;
+    }
+    if (note[0]) {
+        fprintf(stderr, "%s\n", note);
+    }
+    rc = hmd_eval_json_write(doc, fp, cli->out);
+    if (fclose(fp) && !rc) {
+        rc = hmd_error_set(HMD_EIO, "cannot write %s", cli->out);
+    }
     return rc;
 }
 
@@ -204,54 +264,40 @@ static int cmd_eval(const struct cli *cli)
     struct hmd_dp_model model = {0};
     struct hmd_frame *frames = NULL;
     struct hmd_eval_json *doc = NULL;
+    const bool root = hmd_comm_rank() == 0;
     int nframes = 0;
     int rc = require(cli->model, "-m model.dp", "eval");
     if (!rc) {
         rc = require(cli->conf, "-c structure", "eval");
     }
     if (!rc) {
-        rc = hmd_model_read_dp(cli->model, &model);
+        rc = hmd_comm_agree(hmd_model_read_dp(cli->model, &model));
     }
     if (!rc) {
-        rc = hmd_structure_read(cli->conf, &frames, &nframes);
+        rc = hmd_comm_agree(root ? hmd_structure_read(cli->conf, &frames, &nframes) : HMD_OK);
     }
     if (rc) {
         goto out;
     }
-    const char *names[64];
-    for (int t = 0; t < model.ntypes && t < 64; t++) {
-        names[t] = model.type_map[t];
+    hmd_comm_bcast(&nframes, sizeof nframes, 0);
+    if (root) {
+        const char *names[64];
+        for (int t = 0; t < model.ntypes && t < 64; t++) {
+            names[t] = model.type_map[t];
+        }
+        doc = hmd_eval_json_create(cli->model, cli->conf, names, model.ntypes);
+        rc = doc ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory");
     }
-    doc = hmd_eval_json_create(cli->model, cli->conf, names, model.ntypes);
-    if (!doc) {
-        rc = hmd_error_set(HMD_ENOMEM, "out of memory");
-        goto out;
-    }
+    rc = hmd_comm_agree(rc);
     for (int f = 0; f < nframes && !rc; f++) {
-        rc = eval_frame(&model, &frames[f], cli->conf, doc);
-        if (rc && nframes > 1) {
+        rc = eval_frame(cli, &model, root ? &frames[f] : NULL, doc);
+        if (rc && nframes > 1 && hmd_error_msg()[0]) {
             hmd_error_prefix(rc, "frame %d: ", f + 1);
         }
     }
-    if (rc) {
-        goto out;
-    }
     /* outputs are touched only once every input has been read and evaluated */
-    if (cli->out) {
-        FILE *fp;
-        char note[512];
-        rc = hmd_output_open(cli->out, &fp, note, sizeof note);
-        if (!rc) {
-            if (note[0]) {
-                fprintf(stderr, "%s\n", note);
-            }
-            rc = hmd_eval_json_write(doc, fp, cli->out);
-            if (fclose(fp) && !rc) {
-                rc = hmd_error_set(HMD_EIO, "cannot write %s", cli->out);
-            }
-        }
-    } else {
-        rc = hmd_eval_json_write(doc, stdout, "standard output");
+    if (!rc) {
+        rc = hmd_comm_agree(root ? write_eval(cli, doc) : HMD_OK);
     }
 out:
     hmd_eval_json_destroy(&doc);
@@ -278,6 +324,7 @@ static int cmd_run(const struct cli *cli, int argc, char **argv)
         .set = cli->set,
         .nset = cli->nset,
         .backend = cli->backend,
+        .dd = {cli->dd[0], cli->dd[1], cli->dd[2]},
         .cmdline = cmdline,
     };
     int rc = require(cli->conf, "-c structure", "run");

@@ -5,8 +5,8 @@
 
 #include "core/error.h"
 
-int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pulse, int peer,
-                           const double shift[3], int recv_offset)
+int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pulse, int to,
+                           int from, const double shift[3], int recv_offset)
 {
     if (plan->nswap == plan->cap_swap) {
         int cap = plan->cap_swap ? 2 * plan->cap_swap : 16;
@@ -21,7 +21,8 @@ int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pul
     *s = (struct hmd_halo_swap){.dim = dim,
                                 .dir = dir,
                                 .pulse = pulse,
-                                .peer = peer,
+                                .to = to,
+                                .from = from,
                                 .send_offset = plan->nsend_total,
                                 .recv_offset = recv_offset};
     memcpy(s->shift, shift, sizeof s->shift);
@@ -44,6 +45,27 @@ int hmd_halo_plan_add_send(struct hmd_halo_plan *plan, int k)
     return HMD_OK;
 }
 
+int hmd_halo_plan_reserve_buffers(struct hmd_halo_plan *plan, size_t doubles)
+{
+    if (doubles <= plan->cap_buf) {
+        return HMD_OK;
+    }
+    size_t cap = doubles + doubles / 4 + 64;
+    double *s = realloc(plan->sendbuf, cap * sizeof(double));
+    if (s) {
+        plan->sendbuf = s;
+    }
+    double *r = realloc(plan->recvbuf, cap * sizeof(double));
+    if (r) {
+        plan->recvbuf = r;
+    }
+    if (!s || !r) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory for halo buffers");
+    }
+    plan->cap_buf = cap;
+    return HMD_OK;
+}
+
 void hmd_halo_plan_clear(struct hmd_halo_plan *plan)
 {
     plan->nswap = 0;
@@ -54,5 +76,7 @@ void hmd_halo_plan_free(struct hmd_halo_plan *plan)
 {
     free(plan->swap);
     free(plan->send_list);
+    free(plan->sendbuf);
+    free(plan->recvbuf);
     memset(plan, 0, sizeof *plan);
 }

@@ -3,8 +3,9 @@
  * replayed by forward and reverse every step.
  *
  * Swaps run in order, staged along cell vector a, then b, then c, so ghosts made along a are
- * sent again along b and c (edges and corners propagate). When the cut-off is larger than the
- * cell, several pulses per direction send the ghosts of the previous pulse further.
+ * sent again along b and c (edges and corners propagate). When the cut-off is larger than a
+ * subdomain, several pulses per direction send the ghosts of the previous pulse further. A
+ * swap whose peers are this rank is a copy (one rank along that vector, periodic images).
  */
 #ifndef HMD_DD_HALO_PLAN_H
 #define HMD_DD_HALO_PLAN_H
@@ -15,10 +16,12 @@ struct hmd_halo_swap {
     int dim;         /* cell vector 0..2 the swap crosses */
     int dir;         /* +1: ghosts are images shifted by +h[dim]; -1: by -h[dim] */
     int pulse;       /* 1 for the first swap of (dim, dir), 2 for the next, ... */
-    int peer;        /* rank that receives (its own rank for the self transport) */
+    int to;          /* rank the atoms are sent to (-1: none, an open boundary) */
+    int from;        /* rank the ghosts come from (-1: none) */
     int nsend;       /* atoms sent */
     int send_offset; /* first entry of this swap in plan->send_list */
     int recv_offset; /* first ghost slot (index into the nall arrays) filled by this swap */
+    int nrecv;       /* ghosts received */
     double shift[3]; /* Cartesian shift added to sent positions (Å) */
 };
 
@@ -30,11 +33,16 @@ struct hmd_halo_plan {
     double cutoff; /* ghost cut-off the plan was built for (Å) */
     int cap_swap;
     int cap_send;
+    double *sendbuf, *recvbuf; /* exchange buffers (owned) */
+    size_t cap_buf;            /* doubles each buffer holds */
 };
 
+/* Makes both exchange buffers hold at least `doubles` doubles. HMD_ENOMEM on failure. */
+int hmd_halo_plan_reserve_buffers(struct hmd_halo_plan *plan, size_t doubles);
+
 /* Appends a swap with no atoms yet; returns its index, or HMD_ENOMEM (negative). */
-int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pulse, int peer,
-                           const double shift[3], int recv_offset);
+int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pulse, int to,
+                           int from, const double shift[3], int recv_offset);
 
 /* Appends atom k to the send list of the last swap. HMD_ENOMEM on failure. */
 int hmd_halo_plan_add_send(struct hmd_halo_plan *plan, int k);

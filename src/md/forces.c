@@ -1,24 +1,34 @@
 #include "md/forces.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/comm.h"
 #include "comm/halo.h"
 #include "core/error.h"
+#include "core/timer.h"
 
-void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model, double skin)
+void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model,
+                     const struct hmd_domain *dd, double skin, int type0)
 {
     memset(fs, 0, sizeof *fs);
     fs->model = model;
+    fs->dd = dd;
     fs->rlist = model->rcut + skin;
+    fs->type0 = type0;
 }
 
 int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const struct hmd_box *box)
 {
+    atoms->nghost = 0;
     for (int i = 0; i < atoms->nlocal; i++) {
         hmd_box_wrap(box, atoms->x + 3 * i, NULL);
     }
-    int rc = hmd_halo_borders_self(&fs->plan, atoms, box, fs->rlist);
+    int rc = hmd_comm_agree(hmd_halo_migrate(atoms, box, fs->dd));
+    if (!rc) {
+        rc = hmd_halo_borders(&fs->plan, atoms, box, fs->dd, fs->rlist);
+    }
     if (rc) {
         return rc;
     }
@@ -33,13 +43,15 @@ int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const str
         if (av) {
             fs->atom_virial = av;
         }
-        if (!ae || !av) {
-            return hmd_error_set(HMD_ENOMEM, "out of memory for per-atom energies and virials");
+        rc = (ae && av) ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory for per-atom energies");
+        if (rc) {
+            return hmd_comm_agree(rc);
         }
         fs->cap_atoms = cap;
     }
     fs->nbuilds++;
-    return hmd_nbr_list_build(&fs->nl, box, atoms->nlocal, nall, atoms->x, fs->rlist);
+    return hmd_comm_agree(
+        hmd_nbr_list_build(&fs->nl, box, atoms->nlocal, nall, atoms->x, fs->rlist));
 }
 
 void hmd_forces_update_ghosts(struct hmd_forces *fs, struct hmd_atoms *atoms)
@@ -47,9 +59,31 @@ void hmd_forces_update_ghosts(struct hmd_forces *fs, struct hmd_atoms *atoms)
     hmd_halo_forward_x(&fs->plan, atoms->x);
 }
 
-bool hmd_forces_list_expired(const struct hmd_forces *fs, const struct hmd_atoms *atoms)
+double hmd_forces_max_displacement(const struct hmd_forces *fs, const struct hmd_atoms *atoms,
+                                   int64_t *atom_id)
 {
-    return 2.0 * hmd_nbr_list_max_displacement(&fs->nl, atoms->x) > fs->rlist - fs->model->rcut;
+    double best = 0.0;
+    int64_t id = -1;
+    for (int i = 0; i < fs->nl.ncentre; i++) {
+        double d2 = 0.0;
+        for (int k = 0; k < 3; k++) {
+            const double d = atoms->x[3 * i + k] - fs->nl.x_build[3 * i + k];
+            d2 += d * d;
+        }
+        if (d2 > best) {
+            best = d2;
+            id = atoms->id[i];
+        }
+    }
+    /* the largest over ranks, and the id of that atom (the smallest id among ties) */
+    double pair[2] = {sqrt(best), 0.0};
+    hmd_comm_max(pair, 1);
+    pair[1] = (sqrt(best) == pair[0] && id >= 0) ? -(double)id : -INFINITY;
+    hmd_comm_max(pair + 1, 1);
+    if (atom_id) {
+        *atom_id = (int64_t)-pair[1];
+    }
+    return pair[0];
 }
 
 int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atomic)
@@ -59,9 +93,11 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
         .force = atoms->f,
         .atom_virial = atomic ? fs->atom_virial : NULL,
     };
-    /* one rank: home atom 0 is the system's atom 0 (ids follow the input order) */
-    int rc = hmd_dp_compute_cpu(fs->model, &fs->ws, atoms->nlocal, hmd_atoms_nall(atoms), atoms->x,
-                                atoms->type, atoms->type[0], &fs->nl, &out);
+    const double t0 = hmd_wtime();
+    int rc =
+        hmd_comm_agree(hmd_dp_compute_cpu(fs->model, &fs->ws, atoms->nlocal, hmd_atoms_nall(atoms),
+                                          atoms->x, atoms->type, fs->type0, &fs->nl, &out));
+    fs->t_force += hmd_wtime() - t0;
     if (rc) {
         return rc;
     }
@@ -69,8 +105,12 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
     if (atomic) {
         hmd_halo_reverse(&fs->plan, fs->atom_virial, 9);
     }
-    fs->energy = out.energy;
-    memcpy(fs->virial, out.virial, sizeof fs->virial);
+    double sums[10];
+    sums[0] = out.energy;
+    memcpy(sums + 1, out.virial, sizeof out.virial);
+    hmd_comm_sum(sums, 10);
+    fs->energy = sums[0];
+    memcpy(fs->virial, sums + 1, sizeof fs->virial);
     return HMD_OK;
 }
 

@@ -1,45 +1,60 @@
-/* The force computation of a run or a single point: ghosts (halo), neighbour list and the Deep
- * Potential, with the state they keep between steps. */
+/* The force computation of a run or a single point: migration, ghosts (halo), neighbour list
+ * and the Deep Potential, with the state they keep between steps.
+ *
+ * Collective: the functions that take or use the domain exchange with the neighbouring ranks
+ * and reduce over all ranks; every rank calls them in the same order.
+ */
 #ifndef HMD_MD_FORCES_H
 #define HMD_MD_FORCES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/atoms.h"
 #include "core/box.h"
+#include "dd/domain.h"
 #include "dd/halo_plan.h"
 #include "nbr/nbr_list.h"
 #include "nnp/dp_eval.h"
 
 struct hmd_forces {
     const struct hmd_dp_model *model; /* borrowed */
+    const struct hmd_domain *dd;      /* borrowed: this rank's subdomain */
     double rlist;                     /* neighbour-list cut-off: rcut + skin (Å) */
-    struct hmd_halo_plan plan;        /* periodic images (owned) */
+    int type0;                        /* model type of the system's atom 0 (global id 0) */
+    struct hmd_halo_plan plan;        /* ghosts (owned) */
     struct hmd_nbr_list nl;           /* owned */
     struct hmd_dp_workspace ws;       /* owned */
-    double energy;                    /* potential energy of the last compute (eV) */
-    double virial[9];                 /* virial of the last compute (eV), see dp_eval.h */
+    double energy;                    /* potential energy of the system, last compute (eV) */
+    double virial[9];                 /* virial of the system, last compute (eV), dp_eval.h */
     double *atom_energy;              /* [nlocal] per-atom energies of the last compute (eV) */
     double *atom_virial;              /* [nall][9] per-atom virials, home atoms folded (eV) */
     int cap_atoms;                    /* capacity of the two arrays above */
     long nbuilds;                     /* neighbour-list builds so far */
+    double t_force;                   /* seconds this rank spent in the DP, accumulated */
 };
 
-/* Prepares `fs` for `model` with list cut-off rcut + skin (skin in Å, >= 0). */
-void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model, double skin);
+/* Prepares `fs` for `model` on subdomain `dd` with list cut-off rcut + skin (skin in Å,
+ * >= 0); `type0` is the type of the system's atom 0 (DeePMD-kit's DPA-1 padding type). */
+void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model,
+                     const struct hmd_domain *dd, double skin, int type0);
 
-/* Neighbour-list step: wraps home atoms into the cell, rebuilds the ghosts (borders) and the
- * neighbour list. Errors: HMD_EDATA (cell too small), HMD_ENOMEM. */
+/* Neighbour-list step: wraps home atoms into the cell, moves atoms that left the subdomain to
+ * their owner (migrate), rebuilds the ghosts (borders) and the neighbour list. Collective.
+ * Errors: HMD_EDATA (cell too small), HMD_ENOMEM. */
 int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const struct hmd_box *box);
 
-/* Other steps: copies home positions to their ghosts (forward halo). */
+/* Other steps: copies home positions to their ghosts (forward halo). Collective. */
 void hmd_forces_update_ghosts(struct hmd_forces *fs, struct hmd_atoms *atoms);
 
-/* True when an atom moved more than half the skin since the last rebuild. */
-bool hmd_forces_list_expired(const struct hmd_forces *fs, const struct hmd_atoms *atoms);
+/* Largest displacement of any atom of any rank since the last rebuild (Å), and through
+ * `atom_id` the global id of that atom. Collective. */
+double hmd_forces_max_displacement(const struct hmd_forces *fs, const struct hmd_atoms *atoms,
+                                   int64_t *atom_id);
 
-/* Computes energy, forces (atoms->f, home atoms, ghost contributions folded in) and virial;
- * per-atom energies and virials too when `atomic`. HMD_ENOMEM on failure. */
+/* Computes the system's energy and virial (reduced over ranks), forces on the home atoms
+ * (ghost contributions folded in by the reverse halo) and, when `atomic`, per-atom energies
+ * and virials. Collective. HMD_ENOMEM on failure (on any rank). */
 int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atomic);
 
 /* Frees what fs owns and zeroes it. */

@@ -2,6 +2,7 @@
 
 #include <math.h>
 
+#include "comm/comm.h"
 #include "core/rng.h"
 #include "core/units.h"
 
@@ -43,18 +44,21 @@ double hmd_kinetic_energy(const struct hmd_atoms *a, double ke[9])
     for (int k = 0; k < 9; k++) {
         ke[k] *= HMD_MVV2E;
     }
+    hmd_comm_sum(ke, 9);
     return 0.5 * (ke[0] + ke[4] + ke[8]);
 }
 
 void hmd_remove_com_velocity(struct hmd_atoms *a)
 {
-    double p[3] = {0, 0, 0}, mtot = 0.0;
+    double p[4] = {0, 0, 0, 0}; /* momentum and total mass */
     for (int i = 0; i < a->nlocal; i++) {
-        mtot += a->mass[i];
+        p[3] += a->mass[i];
         for (int d = 0; d < 3; d++) {
             p[d] += a->mass[i] * a->v[3 * i + d];
         }
     }
+    hmd_comm_sum(p, 4);
+    const double mtot = p[3];
     if (mtot <= 0) {
         return;
     }

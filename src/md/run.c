@@ -19,7 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "comm/halo.h"
+#include "comm/collect.h"
+#include "comm/comm.h"
 #include "core/error.h"
 #include "core/params.h"
 #include "core/rng.h"
@@ -46,16 +47,18 @@ struct md {
     struct hmd_params p;
     char model_path[HMD_PATH_MAX];
     struct hmd_dp_model model;
-    struct hmd_frame *frames; /* frames[0] is the start configuration (names, residues) */
+    struct hmd_frame *frames; /* rank 0: frames[0] is the start configuration (names, residues) */
     int nframes;
-    struct hmd_atoms atoms;
-    struct hmd_box box;
+    struct hmd_system sys; /* this rank's atoms and subdomain, the cell */
     struct hmd_forces fs;
     struct hmd_thermostat th;
     double ndof;            /* degrees of freedom of the kinetic energy */
     double thermostat_work; /* kinetic energy added by the thermostat so far (eV) */
     int64_t step;
-    /* outputs (owned) */
+    /* outputs (owned, rank 0 only) */
+    double *gather_buf;  /* [natoms][3] a gathered per-atom array, ordered by global id */
+    double *gather_buf2; /* [natoms][3] a second one */
+    double *gather_buf3; /* [natoms][3] a third one */
     FILE *log;
     struct hmd_energy_csv *csv;
     struct hmd_xyz_traj *xyz;
@@ -114,25 +117,42 @@ static int read_parameters(struct md *md)
 
 static double degrees_of_freedom(const struct md *md)
 {
-    double ndof = 3.0 * md->atoms.nlocal;
-    if (md->p.comm_mode == HMD_COMM_LINEAR && md->atoms.nlocal > 1) {
+    double ndof = 3.0 * md->sys.natoms;
+    if (md->p.comm_mode == HMD_COMM_LINEAR && md->sys.natoms > 1) {
         ndof -= 3.0;
     }
     return ndof;
 }
 
+/* Seeds set to -1 come from rank 0's clock, so every rank uses the same ones. */
+static void choose_seeds(struct md *md)
+{
+    int64_t seeds[2] = {md->p.gen_seed, md->p.ld_seed};
+    if (seeds[0] == -1) {
+        seeds[0] = (int64_t)hmd_rng_seed_from_clock();
+    }
+    if (seeds[1] == -1) {
+        seeds[1] = (int64_t)hmd_rng_seed_from_clock() ^ 0x5DEECE66Dll;
+    }
+    hmd_comm_bcast(seeds, sizeof seeds, 0);
+    md->p.gen_seed = seeds[0];
+    md->p.ld_seed = seeds[1];
+}
+
 static int set_up_system(struct md *md)
 {
     const char *conf = md->opt->conf;
-    int rc = hmd_model_read_dp(md->model_path, &md->model);
+    /* every rank reads the model (as DeePMD-kit's LAMMPS interface does); rank 0 the rest */
+    int rc = hmd_comm_agree(hmd_model_read_dp(md->model_path, &md->model));
     if (!rc) {
-        rc = hmd_params_check(&md->p, md->model.rcut);
+        rc = hmd_comm_agree(hmd_params_check(&md->p, md->model.rcut));
     }
     if (!rc) {
-        rc = hmd_structure_read(conf, &md->frames, &md->nframes);
+        rc = hmd_comm_rank() == 0 ? hmd_structure_read(conf, &md->frames, &md->nframes) : HMD_OK;
+        rc = hmd_comm_agree(rc);
     }
     if (!rc) {
-        rc = hmd_system_init(&md->atoms, &md->box, &md->frames[0], conf, &md->model);
+        rc = hmd_system_load(&md->sys, md->frames, conf, &md->model, md->opt->dd, md->p.rlist);
     }
     if (rc) {
         return rc;
@@ -142,26 +162,21 @@ static int set_up_system(struct md *md)
                 md->nframes);
     }
     md->ndof = degrees_of_freedom(md);
-    if (md->p.gen_seed == -1) {
-        md->p.gen_seed = (int64_t)hmd_rng_seed_from_clock();
-    }
-    if (md->p.ld_seed == -1) {
-        md->p.ld_seed = (int64_t)hmd_rng_seed_from_clock() ^ 0x5DEECE66Dll;
-    }
+    choose_seeds(md);
     if (md->p.gen_vel) {
-        hmd_generate_velocities(&md->atoms, md->p.gen_temp, (uint64_t)md->p.gen_seed,
+        hmd_generate_velocities(&md->sys.atoms, md->p.gen_temp, (uint64_t)md->p.gen_seed,
                                 md->p.comm_mode == HMD_COMM_LINEAR, md->ndof);
     } else if (md->p.comm_mode == HMD_COMM_LINEAR) {
-        hmd_remove_com_velocity(&md->atoms);
+        hmd_remove_com_velocity(&md->sys.atoms);
     }
     md->th = (struct hmd_thermostat){.ref_t = md->p.ref_t,
                                      .tau_t = md->p.tau_t,
                                      .dt = md->p.dt,
                                      .ndof = md->ndof,
                                      .seed = (uint64_t)md->p.ld_seed};
-    hmd_forces_init(&md->fs, &md->model, md->p.verlet_buffer);
+    hmd_forces_init(&md->fs, &md->model, &md->sys.dd, md->p.verlet_buffer, md->sys.type0);
     /* the first borders also rejects a cell too small for the cut-off, before any output */
-    return hmd_forces_rebuild(&md->fs, &md->atoms, &md->box);
+    return hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
 }
 
 /* ---- outputs ---- */
@@ -201,30 +216,51 @@ static void write_log_header(struct md *md)
     fprintf(o, "\n--- model %s\n", md->model_path);
     hmd_model_print_summary(&md->model, o, "  ");
     fprintf(o, "\n--- system %s\n", md->opt->conf);
-    fprintf(o, "  atoms           %d\n", md->atoms.nlocal);
-    if (md->frames[0].has_box) {
-        const double(*h)[3] = md->box.h;
+    const struct hmd_box *box = &md->sys.box;
+    const struct hmd_domain *dd = &md->sys.dd;
+    fprintf(o, "  atoms           %d\n", md->sys.natoms);
+    if (md->sys.has_box) {
+        const double(*h)[3] = box->h;
         fprintf(o, "  cell (Å)        a = (%g %g %g)  b = (%g %g %g)  c = (%g %g %g)\n", h[0][0],
                 h[0][1], h[0][2], h[1][0], h[1][1], h[1][2], h[2][0], h[2][1], h[2][2]);
-        fprintf(o, "  periodic        %s %s %s, volume %.6g Å^3\n", md->box.periodic[0] ? "a" : "-",
-                md->box.periodic[1] ? "b" : "-", md->box.periodic[2] ? "c" : "-",
-                hmd_box_volume(&md->box));
+        fprintf(o, "  periodic        %s %s %s, volume %.6g Å^3\n", box->periodic[0] ? "a" : "-",
+                box->periodic[1] ? "b" : "-", box->periodic[2] ? "c" : "-", hmd_box_volume(box));
     } else {
         fprintf(o, "  cell            none (not periodic)\n");
     }
     fprintf(o, "  degrees of freedom %.0f\n", md->ndof);
-    fprintf(o, "  neighbour list  rlist %g Å (skin %g Å), %d ghosts in %d swaps\n", md->fs.rlist,
-            md->p.verlet_buffer, md->atoms.nghost, md->fs.plan.nswap);
+    fprintf(o,
+            "  neighbour list  rlist %g Å (skin %g Å), rank 0: %d home atoms, %d ghosts in %d "
+            "swaps\n",
+            md->fs.rlist, md->p.verlet_buffer, md->sys.atoms.nlocal, md->sys.atoms.nghost,
+            md->fs.plan.nswap);
+    fprintf(o, "  decomposition   %d rank%s, grid %d x %d x %d\n", dd->nranks,
+            dd->nranks == 1 ? "" : "s", dd->grid[0], dd->grid[1], dd->grid[2]);
     fprintf(o, "\n--- parameters (also in %s.mdout.mdp)\n", md->opt->deffnm);
     hmd_params_write(&md->p, o);
     fprintf(o, "\n");
     fflush(o);
 }
 
+/* Rank 0 creates the outputs; every rank learns whether it could. Collective. */
+static int open_outputs_root(struct md *md);
+
 static int open_outputs(struct md *md)
+{
+    return hmd_comm_agree(hmd_comm_rank() == 0 ? open_outputs_root(md) : HMD_OK);
+}
+
+static int open_outputs_root(struct md *md)
 {
     char path[NAME_MAX_LEN], note[NAME_MAX_LEN];
     FILE *fp;
+    const size_t bytes = sizeof(double) * 3 * (size_t)(md->sys.natoms > 0 ? md->sys.natoms : 1);
+    md->gather_buf = malloc(bytes);
+    md->gather_buf2 = malloc(bytes);
+    md->gather_buf3 = malloc(bytes);
+    if (!md->gather_buf || !md->gather_buf2 || !md->gather_buf3) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory for output buffers");
+    }
     output_path(md, ".log", path, sizeof path);
     int rc = hmd_output_open(path, &md->log, note, sizeof note);
     if (rc) {
@@ -256,9 +292,9 @@ static int open_outputs(struct md *md)
     log_note(md, note);
     if (HMD_HAVE_NETCDF && frames_wanted(&md->p)) {
         output_path(md, ".nc", path, sizeof path);
-        bool periodic = md->frames[0].has_box &&
-                        (md->box.periodic[0] || md->box.periodic[1] || md->box.periodic[2]);
-        rc = hmd_netcdf_traj_open(path, &md->nc, md->atoms.nlocal, md->p.nstvout > 0,
+        const bool *pbc = md->sys.box.periodic;
+        bool periodic = md->sys.has_box && (pbc[0] || pbc[1] || pbc[2]);
+        rc = hmd_netcdf_traj_open(path, &md->nc, md->sys.natoms, md->p.nstvout > 0,
                                   md->p.nstfout > 0, periodic, HMD_VERSION, note, sizeof note);
         if (rc) {
             return rc;
@@ -268,41 +304,61 @@ static int open_outputs(struct md *md)
     return HMD_OK;
 }
 
-/* Home atoms in input order: the set-up made ids equal to array positions, and a single rank
- * never reorders them, so arrays can be written as they are. */
-static int write_frame(struct md *md)
+/* Positions, velocities and forces of every atom on rank 0, ordered by global id (the order
+ * of the input file). Collective. */
+static int gather_state(struct md *md)
 {
-    const struct hmd_atoms *a = &md->atoms;
-    const struct hmd_box *box = md->frames[0].has_box ? &md->box : NULL;
-    const double time = md->step * md->p.dt;
-    int rc = hmd_xyz_traj_write_frame(md->xyz, a->nlocal, md->frames[0].element, a->x,
-                                      md->p.nstvout > 0 ? a->v : NULL, a->f, box, md->step, time,
-                                      md->fs.energy);
-    if (!rc && md->nc) {
-        rc = hmd_netcdf_traj_write_frame(md->nc, a->x, md->p.nstvout > 0 ? a->v : NULL,
-                                         md->p.nstfout > 0 ? a->f : NULL, box, time);
+    const struct hmd_atoms *a = &md->sys.atoms;
+    const int n = md->sys.natoms;
+    int rc = hmd_collect_gather(a->id, a->x, a->nlocal, 3, md->gather_buf, n);
+    if (!rc) {
+        rc = hmd_collect_gather(a->id, a->v, a->nlocal, 3, md->gather_buf2, n);
     }
-    md->last_frame_step = md->step;
+    if (!rc) {
+        rc = hmd_collect_gather(a->id, a->f, a->nlocal, 3, md->gather_buf3, n);
+    }
     return rc;
 }
 
+/* A trajectory frame. Collective (rank 0 writes). */
+static int write_frame(struct md *md)
+{
+    int rc = gather_state(md);
+    md->last_frame_step = md->step;
+    if (rc || hmd_comm_rank() != 0) {
+        return hmd_comm_agree(rc);
+    }
+    const double *x = md->gather_buf, *v = md->gather_buf2, *f = md->gather_buf3;
+    const struct hmd_box *box = md->sys.has_box ? &md->sys.box : NULL;
+    const double time = md->step * md->p.dt;
+    rc = hmd_xyz_traj_write_frame(md->xyz, md->sys.natoms, md->frames[0].element, x,
+                                  md->p.nstvout > 0 ? v : NULL, f, box, md->step, time,
+                                  md->fs.energy);
+    if (!rc && md->nc) {
+        rc = hmd_netcdf_traj_write_frame(md->nc, x, md->p.nstvout > 0 ? v : NULL,
+                                         md->p.nstfout > 0 ? f : NULL, box, time);
+    }
+    return hmd_comm_agree(rc);
+}
+
+/* The final configuration: last trajectory frame and <deffnm>.gro. Collective. */
 static int write_final(struct md *md)
 {
     char path[NAME_MAX_LEN], note[NAME_MAX_LEN];
-    const struct hmd_frame *f0 = &md->frames[0];
-    int rc = md->last_frame_step == md->step ? HMD_OK : write_frame(md);
-    if (rc) {
-        return rc;
+    int rc = md->last_frame_step == md->step ? gather_state(md) : write_frame(md);
+    if (rc || hmd_comm_rank() != 0) {
+        return hmd_comm_agree(rc);
     }
+    const struct hmd_frame *f0 = &md->frames[0];
     output_path(md, ".gro", path, sizeof path);
-    rc = hmd_gro_write(path, f0->title[0] ? f0->title : "halomd", md->atoms.nlocal, f0->name,
-                       f0->resname, f0->resnr, md->atoms.x, md->atoms.v,
-                       f0->has_box ? &md->box : NULL, md->step, md->step * md->p.dt, note,
+    rc = hmd_gro_write(path, f0->title[0] ? f0->title : "halomd", md->sys.natoms, f0->name,
+                       f0->resname, f0->resnr, md->gather_buf, md->gather_buf2,
+                       md->sys.has_box ? &md->sys.box : NULL, md->step, md->step * md->p.dt, note,
                        sizeof note);
     if (!rc) {
         log_note(md, note);
     }
-    return rc;
+    return hmd_comm_agree(rc);
 }
 
 static void close_outputs(struct md *md)
@@ -317,6 +373,10 @@ static void close_outputs(struct md *md)
     md->xyz = NULL;
     md->nc = NULL;
     md->log = NULL;
+    free(md->gather_buf);
+    free(md->gather_buf2);
+    free(md->gather_buf3);
+    md->gather_buf = md->gather_buf2 = md->gather_buf3 = NULL;
 }
 
 /* ---- the phases of a step ---- */
@@ -324,22 +384,39 @@ static void close_outputs(struct md *md)
 static void integrate_first_half(struct md *md)
 {
     hmd_timer_start(&md->timers, HMD_TIMER_INTEGRATE);
-    hmd_integrate_first_half_cpu(&md->atoms, md->p.dt);
+    hmd_integrate_first_half_cpu(&md->sys.atoms, md->p.dt);
     hmd_timer_stop(&md->timers, HMD_TIMER_INTEGRATE);
 }
 
-static bool neighbor_list_step(const struct md *md)
+/* Whether this step rebuilds the neighbour list: every nstlist steps when nstlist is set,
+ * else when an atom has moved more than half the buffer. With nstlist set, an atom that moved
+ * that far before its rebuild would have missed neighbours: the run stops. Collective. */
+static int neighbor_list_step(struct md *md, bool *rebuild)
 {
-    if (md->p.nstlist > 0 && md->step % md->p.nstlist == 0) {
-        return true;
+    int64_t id;
+    const double moved = hmd_forces_max_displacement(&md->fs, &md->sys.atoms, &id);
+    const double half = 0.5 * md->p.verlet_buffer;
+    if (md->p.nstlist > 0) {
+        if (moved > half) {
+            return hmd_error_set(HMD_ESOFTWARE,
+                                 "step %" PRId64 ": atom %" PRId64 " (1-based in the input) moved "
+                                 "%.4g Å since the last neighbour-list update, more than half "
+                                 "the Verlet buffer (%.4g Å), so forces missed neighbours; "
+                                 "increase verlet-buffer, decrease nstlist, or set nstlist = 0 "
+                                 "to update when needed",
+                                 md->step, id + 1, moved, half);
+        }
+        *rebuild = md->step % md->p.nstlist == 0;
+        return HMD_OK;
     }
-    return hmd_forces_list_expired(&md->fs, &md->atoms);
+    *rebuild = moved > half;
+    return HMD_OK;
 }
 
 static int rebuild_neighbors(struct md *md)
 {
     hmd_timer_start(&md->timers, HMD_TIMER_NEIGHBOR);
-    int rc = hmd_forces_rebuild(&md->fs, &md->atoms, &md->box);
+    int rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
     hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
     return rc;
 }
@@ -347,14 +424,14 @@ static int rebuild_neighbors(struct md *md)
 static void halo_forward(struct md *md)
 {
     hmd_timer_start(&md->timers, HMD_TIMER_HALO);
-    hmd_forces_update_ghosts(&md->fs, &md->atoms);
+    hmd_forces_update_ghosts(&md->fs, &md->sys.atoms);
     hmd_timer_stop(&md->timers, HMD_TIMER_HALO);
 }
 
 static int compute_forces(struct md *md)
 {
     hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
-    int rc = hmd_forces_compute(&md->fs, &md->atoms, false);
+    int rc = hmd_forces_compute(&md->fs, &md->sys.atoms, false);
     hmd_timer_stop(&md->timers, HMD_TIMER_FORCE);
     if (!rc && !isfinite(md->fs.energy)) {
         rc = hmd_error_set(HMD_ESOFTWARE,
@@ -368,14 +445,14 @@ static int compute_forces(struct md *md)
 static void integrate_second_half(struct md *md)
 {
     hmd_timer_start(&md->timers, HMD_TIMER_INTEGRATE);
-    hmd_integrate_second_half_cpu(&md->atoms, md->p.dt);
+    hmd_integrate_second_half_cpu(&md->sys.atoms, md->p.dt);
     if (md->p.tcoupl == HMD_TCOUPL_VRESCALE) {
-        md->thermostat_work += hmd_thermostat_vrescale_cpu(&md->th, &md->atoms, md->step);
+        md->thermostat_work += hmd_thermostat_vrescale_cpu(&md->th, &md->sys.atoms, md->step);
     } else if (md->p.tcoupl == HMD_TCOUPL_LANGEVIN) {
-        md->thermostat_work += hmd_thermostat_langevin_cpu(&md->th, &md->atoms, md->step);
+        md->thermostat_work += hmd_thermostat_langevin_cpu(&md->th, &md->sys.atoms, md->step);
     }
     if (md->p.comm_mode == HMD_COMM_LINEAR && md->step % md->p.nstcomm == 0) {
-        hmd_remove_com_velocity(&md->atoms);
+        hmd_remove_com_velocity(&md->sys.atoms);
     }
     hmd_timer_stop(&md->timers, HMD_TIMER_INTEGRATE);
 }
@@ -392,15 +469,15 @@ static void compute_thermo(struct md *md)
     struct hmd_thermo *t = &md->last;
     t->step = md->step;
     t->time = md->step * md->p.dt;
-    t->ke = hmd_kinetic_energy(&md->atoms, ke_tensor);
+    t->ke = hmd_kinetic_energy(&md->sys.atoms, ke_tensor);
     t->pe = md->fs.energy;
     t->etot = t->pe + t->ke;
     t->conserved = t->etot - md->thermostat_work;
     t->temp = md->ndof > 0 ? 2.0 * t->ke / (md->ndof * HMD_BOLTZMANN) : 0.0;
-    const bool periodic =
-        md->frames[0].has_box && md->box.periodic[0] && md->box.periodic[1] && md->box.periodic[2];
+    const bool *pbc = md->sys.box.periodic;
+    const bool periodic = md->sys.has_box && pbc[0] && pbc[1] && pbc[2];
     if (periodic) {
-        t->vol = hmd_box_volume(&md->box);
+        t->vol = hmd_box_volume(&md->sys.box);
         double trace = ke_tensor[0] + ke_tensor[4] + ke_tensor[8] + md->fs.virial[0] +
                        md->fs.virial[4] + md->fs.virial[8];
         t->press = trace / (3.0 * t->vol) * HMD_EV_PER_A3_TO_BAR;
@@ -414,7 +491,7 @@ static void compute_thermo(struct md *md)
 static void report_progress(struct md *md, bool last)
 {
     double now = hmd_wtime();
-    if (!md->progress || (!last && now - md->t_last_progress < 1.0)) {
+    if (!md->progress || hmd_comm_rank() != 0 || (!last && now - md->t_last_progress < 1.0)) {
         return;
     }
     md->t_last_progress = now;
@@ -441,15 +518,16 @@ static int write_outputs(struct md *md)
         hmd_thermo_avg_add(&md->avg, &md->last);
     }
     hmd_timer_start(&md->timers, HMD_TIMER_OUTPUT);
-    if (every(md->step, md->p.nstlog) || last) {
+    if (md->log && (every(md->step, md->p.nstlog) || last)) {
         hmd_report_thermo_line(md->log, &md->last);
     }
-    if (every(md->step, md->p.nstenergy) || last) {
+    if (md->csv && (every(md->step, md->p.nstenergy) || last)) {
         const struct hmd_thermo *t = &md->last;
         struct hmd_energy_row row = {t->step, t->time,      t->temp,  t->pe, t->ke,
                                      t->etot, t->conserved, t->press, t->vol};
         rc = hmd_energy_csv_write(md->csv, &row);
     }
+    rc = hmd_comm_agree(rc);
     if (!rc && (every(md->step, md->p.nstxout) || every(md->step, md->p.nstvout) ||
                 every(md->step, md->p.nstfout))) {
         rc = write_frame(md);
@@ -464,8 +542,11 @@ static int write_outputs(struct md *md)
 static int md_step(struct md *md)
 {
     integrate_first_half(md);
-    int rc = HMD_OK;
-    if (neighbor_list_step(md)) {
+    bool rebuild = false;
+    int rc = neighbor_list_step(md, &rebuild);
+    if (rc) {
+        return rc;
+    } else if (rebuild) {
         rc = rebuild_neighbors(md);
     } else {
         halo_forward(md);
@@ -486,7 +567,9 @@ static int run_loop(struct md *md)
     if (rc) {
         return rc;
     }
-    hmd_report_thermo_header(md->log);
+    if (md->log) {
+        hmd_report_thermo_header(md->log);
+    }
     rc = write_outputs(md);
     /* the performance table covers the steps only, not the set-up at step 0 */
     memset(&md->timers, 0, sizeof md->timers);
@@ -502,7 +585,7 @@ static int run_loop(struct md *md)
 static void finish(struct md *md, double wall)
 {
     struct hmd_perf perf = {
-        .natoms = md->atoms.nlocal,
+        .natoms = md->sys.natoms,
         .nsteps = md->step,
         .dt = md->p.dt,
         .wall = wall,
@@ -510,6 +593,9 @@ static void finish(struct md *md, double wall)
         .nbuilds = md->fs.nbuilds,
         .timers = md->timers,
     };
+    if (hmd_comm_rank() != 0) {
+        return;
+    }
     hmd_report_final(md->log, &perf, &md->avg);
     hmd_report_final(stdout, &perf, &md->avg);
     char path[NAME_MAX_LEN];
@@ -551,7 +637,7 @@ int hmd_run(const struct hmd_run_options *opt)
     }
     close_outputs(md);
     hmd_forces_free(&md->fs);
-    hmd_atoms_free(&md->atoms);
+    hmd_system_free(&md->sys);
     hmd_frames_free(md->frames, md->nframes);
     hmd_model_free(&md->model);
     free(md);

@@ -15,6 +15,7 @@ struct hmd_run_options {
     const char *const *set; /* -set key=value overrides */
     int nset;
     const char *backend; /* -backend, or NULL */
+    int dd[3];           /* -dd grid, or zeros for automatic */
     const char *cmdline; /* the command line, for the log; may be NULL */
 };
 

@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/collect.h"
+#include "comm/comm.h"
 #include "core/elements.h"
 #include "core/error.h"
 
-/* A non-periodic cell spanning the atoms, so the cell list has something to bin against. */
+/* A non-periodic cell spanning the atoms, so the cell list and the grid have a frame. */
 static int bounding_cell(const struct hmd_frame *frame, struct hmd_box *box)
 {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -25,28 +27,28 @@ static int bounding_cell(const struct hmd_frame *frame, struct hmd_box *box)
     return hmd_box_init(box, h, periodic);
 }
 
-int hmd_system_init(struct hmd_atoms *atoms, struct hmd_box *box, const struct hmd_frame *frame,
-                    const char *path, const struct hmd_dp_model *model)
+/* Rank 0: the whole system as home atoms of `all`, plus its cell. */
+static int whole_system(struct hmd_system *sys, struct hmd_atoms *all,
+                        const struct hmd_frame *frame, const char *path,
+                        const struct hmd_dp_model *model)
 {
     const int n = frame->natoms;
     const char *names[64];
     for (int t = 0; t < model->ntypes && t < 64; t++) {
         names[t] = model->type_map[t];
     }
-    int rc = hmd_atoms_reserve(atoms, n);
-    if (rc) {
-        return rc;
+    int rc = hmd_atoms_reserve(all, n);
+    if (!rc) {
+        rc = hmd_frame_map_types(frame, path, names, model->ntypes, all->type);
     }
-    rc = hmd_frame_map_types(frame, path, names, model->ntypes, atoms->type);
     if (rc) {
         return rc;
     }
     for (int i = 0; i < n; i++) {
-        atoms->id[i] = i;
+        all->id[i] = i;
+        memcpy(all->x + 3 * i, frame->x + 3 * i, sizeof(double) * 3);
         for (int d = 0; d < 3; d++) {
-            atoms->x[3 * i + d] = frame->x[3 * i + d];
-            atoms->v[3 * i + d] = frame->v ? frame->v[3 * i + d] : 0.0;
-            atoms->f[3 * i + d] = 0.0;
+            all->v[3 * i + d] = frame->v ? frame->v[3 * i + d] : 0.0;
         }
         double m = frame->mass ? frame->mass[i] : 0.0;
         if (!(m > 0)) {
@@ -57,14 +59,51 @@ int hmd_system_init(struct hmd_atoms *atoms, struct hmd_box *box, const struct h
                                  "%s:%d: atom %d '%s' has no mass: its element is unknown", path,
                                  frame->line ? frame->line[i] : 0, i + 1, frame->name[i]);
         }
-        atoms->mass[i] = m;
+        all->mass[i] = m;
     }
-    atoms->nlocal = n;
-    atoms->nghost = 0;
+    all->nlocal = n;
+    sys->natoms = n;
+    sys->has_box = frame->has_box;
+    sys->type0 = n > 0 ? all->type[0] : 0;
     if (frame->has_box) {
-        *box = frame->box;
+        sys->box = frame->box;
         return HMD_OK;
     }
-    rc = bounding_cell(frame, box);
+    rc = bounding_cell(frame, &sys->box);
     return rc ? hmd_error_prefix(rc, "%s: ", path) : HMD_OK;
+}
+
+int hmd_system_load(struct hmd_system *sys, const struct hmd_frame *frame, const char *path,
+                    const struct hmd_dp_model *model, const int dd_request[3], double cutoff)
+{
+    memset(sys, 0, sizeof *sys);
+    struct hmd_atoms all = {0};
+    int rc = hmd_comm_rank() == 0 ? whole_system(sys, &all, frame, path, model) : HMD_OK;
+    rc = hmd_comm_agree(rc);
+    if (!rc) {
+        /* what every rank needs to know about the whole system */
+        struct {
+            int natoms, has_box, type0;
+            struct hmd_box box;
+        } head = {sys->natoms, sys->has_box, sys->type0, sys->box};
+        hmd_comm_bcast(&head, sizeof head, 0);
+        sys->natoms = head.natoms;
+        sys->has_box = head.has_box;
+        sys->type0 = head.type0;
+        sys->box = head.box;
+        rc = hmd_comm_agree(hmd_domain_init(&sys->dd, &sys->box, hmd_comm_size(), hmd_comm_rank(),
+                                            dd_request, cutoff));
+    }
+    if (!rc) {
+        rc = hmd_collect_scatter(&all, sys->natoms, &sys->box, &sys->dd, &sys->atoms);
+    }
+    hmd_atoms_free(&all);
+    return rc;
+}
+
+void hmd_system_free(struct hmd_system *sys)
+{
+    hmd_domain_free(&sys->dd);
+    hmd_atoms_free(&sys->atoms);
+    memset(sys, 0, sizeof *sys);
 }

@@ -4,7 +4,8 @@
  *              relaxation time tau_t (one global random stream, so every rank agrees);
  *   langevin:  v = c1 v + sqrt((1 - c1^2) kT/m) xi with c1 = exp(-dt/tau_t), xi per atom from
  *              the counter-based generator keyed by the global atom id.
- * Both return the kinetic energy they added (eV), which the conserved energy subtracts.
+ * Both return the kinetic energy they added to the whole system (eV), which the conserved
+ * energy subtracts. Collective (the kinetic energy is summed over ranks).
  */
 #ifndef HMD_MD_THERMOSTAT_H
 #define HMD_MD_THERMOSTAT_H

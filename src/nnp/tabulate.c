@@ -159,8 +159,8 @@ static enum hmd_resnet tabulate_skip(const struct hmd_dense *L)
 
 /* Value, first and second derivative of every output at x, through all layers. buf holds
  * 6 * max width doubles; the results point into it (each [net->n_out]). */
-static void net_d012(const struct hmd_mlp *net, double x, double *buf, int width,
-                     const double **v, const double **d1, const double **d2)
+static void net_d012(const struct hmd_mlp *net, double x, double *buf, int width, const double **v,
+                     const double **d1, const double **d2)
 {
     double *y = buf, *dy = buf + width, *ddy = buf + 2 * width;
     double *z = buf + 3 * width, *dz = buf + 4 * width, *ddz = buf + 5 * width;
@@ -268,8 +268,8 @@ static void quintic(double tt, double v0, double v1, double d0, double d1, doubl
     a[3] = (1 / (2 * tt * tt * tt)) * (20 * hh - (8 * d1 + 12 * d0) * tt - (3 * s0 - s1) * tt * tt);
     a[4] = (1 / (2 * tt * tt * tt * tt)) *
            (-30 * hh + (14 * d1 + 16 * d0) * tt + (3 * s0 - 2 * s1) * tt * tt);
-    a[5] = (1 / (2 * tt * tt * tt * tt * tt)) *
-           (12 * hh - 6 * (d1 + d0) * tt + (s1 - s0) * tt * tt);
+    a[5] =
+        (1 / (2 * tt * tt * tt * tt * tt)) * (12 * hh - 6 * (d1 + d0) * tt + (s1 - s0) * tt * tt);
 }
 
 /* Fills the derived fields of a table whose lower, upper, max, strides and nspline are set. */
@@ -359,8 +359,8 @@ int hmd_emb_table_build(struct hmd_emb_table *table, const struct hmd_mlp *net, 
     double *buf = malloc((6 * (size_t)width + 3 * (size_t)M) * sizeof(double));
     if (!table->coef || !buf) {
         free(buf);
-        return hmd_error_set(HMD_ENOMEM, "out of memory for an embedding table (%d x %d)",
-                             nspline, M);
+        return hmd_error_set(HMD_ENOMEM, "out of memory for an embedding table (%d x %d)", nspline,
+                             M);
     }
     double *pv = buf + 6 * (size_t)width, *pd = pv + M, *ps = pd + M;
     for (long i = 0; i <= nspline; i++) {
@@ -398,8 +398,7 @@ int hmd_emb_table_from_data(struct hmd_emb_table *table, int M, const double *da
             return hmd_error_set(HMD_EDATA, "compress_info[%d] is %g", k, info[k]);
         }
     }
-    if (M < 1 || !(info[3] > 0) || !(info[4] > 0) || !(info[0] < info[1]) ||
-        !(info[1] < info[2])) {
+    if (M < 1 || !(info[3] > 0) || !(info[4] > 0) || !(info[0] < info[1]) || !(info[1] < info[2])) {
         return hmd_error_set(HMD_EDATA,
                              "compress_info [%g, %g, %g, %g, %g] (lower, upper, max, stride0, "
                              "stride1) for %d outputs is not a table: need lower < upper < max "
@@ -408,8 +407,9 @@ int hmd_emb_table_from_data(struct hmd_emb_table *table, int M, const double *da
     }
     const double count = (info[1] - info[0]) / info[3] + (info[2] - info[1]) / info[4];
     if (!(count < MAX_INTERVALS) || nrows < 1) {
-        return hmd_error_set(HMD_EDATA, "compress_data has %d rows for compress_info that implies "
-                                        "%.3g; recompress the model",
+        return hmd_error_set(HMD_EDATA,
+                             "compress_data has %d rows for compress_info that implies "
+                             "%.3g; recompress the model",
                              nrows, count);
     }
     *table = (struct hmd_emb_table){.M = M,
@@ -431,8 +431,9 @@ int hmd_emb_table_from_data(struct hmd_emb_table *table, int M, const double *da
     }
     set_tail(table);
     if (table->n0 >= nrows) {
-        return hmd_error_set(HMD_EDATA, "compress_data has %d rows, fewer than the %d of the "
-                                        "first stride; recompress the model",
+        return hmd_error_set(HMD_EDATA,
+                             "compress_data has %d rows, fewer than the %d of the "
+                             "first stride; recompress the model",
                              nrows, table->n0 + 1);
     }
     table->coef = hmd_arena_alloc(arena, (size_t)nrows * 6 * (size_t)M * sizeof(double));

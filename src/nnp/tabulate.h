@@ -12,7 +12,8 @@
  * Outside [lower, max) DeePMD-kit 3.2.0 extrapolates linearly (C1) from the nearest end:
  *     g = p(x') + p'(x') (x - edge),  dg/dx = p'(x'),
  * with x' = 0 in interval 0 below lower, and x' = the offset of max in the last interval at and
- * beyond max. (DeePMD-kit before mid-2026 returned p(x') with x' = 0 there instead.)
+ * beyond max. (Releases before 3.2.0, which brought PR #5601, returned p(0) of the first or the
+ * last interval there instead: constant outside, and a jump at max.)
  */
 #ifndef HMD_NNP_TABULATE_H
 #define HMD_NNP_TABULATE_H
@@ -33,7 +34,7 @@ struct hmd_emb_table {
     double stride1; /* interval width in the second part */
     double last_x;  /* offset x' of max inside interval `last` */
     double *coef;   /* [nspline][6][M]: a_k of output m on interval i at coef[(6 i + k) M + m];
-                       owned by the arena given to the build */
+                       owned by the arena given to the build or from_data call */
 };
 
 /* Range [lower, upper] of the embedding input, per centre type, as DeePMD-kit's

@@ -61,11 +61,15 @@ static void water_config(struct hmd_atoms *a, const struct hmd_box *box, int nsi
 
 struct setup {
     struct hmd_dp_model model;
+    struct hmd_domain dd;
     struct hmd_forces fs;
 };
 
 static double energy_of(struct setup *s, struct hmd_atoms *a, const struct hmd_box *box)
 {
+    /* one rank: the domain is the whole cell, whatever the cell */
+    hmd_domain_free(&s->dd);
+    assert_int_equal(hmd_domain_init(&s->dd, box, 1, 0, NULL, s->fs.rlist), HMD_OK);
     assert_int_equal(hmd_forces_rebuild(&s->fs, a, box), HMD_OK);
     assert_int_equal(hmd_forces_compute(&s->fs, a, false), HMD_OK);
     return s->fs.energy;
@@ -80,7 +84,7 @@ static void check_model(const char *file, const double h[3][3], int nside, unsig
     if (rc) {
         fail_msg("%s", hmd_error_msg());
     }
-    hmd_forces_init(&s.fs, &s.model, 0.0);
+    hmd_forces_init(&s.fs, &s.model, &s.dd, 0.0, 0);
     const bool pbc[3] = {true, true, true};
     struct hmd_box box;
     assert_int_equal(hmd_box_init(&box, h, pbc), HMD_OK);
@@ -166,6 +170,7 @@ static void check_model(const char *file, const double h[3][3], int nside, unsig
     free(x0);
     hmd_atoms_free(&a);
     hmd_forces_free(&s.fs);
+    hmd_domain_free(&s.dd);
     hmd_model_free(&s.model);
 }
 

@@ -13,6 +13,7 @@
 #include "core/atoms.h"
 #include "core/box.h"
 #include "core/error.h"
+#include "dd/domain.h"
 #include "nbr/nbr_list.h"
 
 static double urand(unsigned *s)
@@ -72,7 +73,9 @@ static void check_cell(const double h[3][3], const bool pbc[3], int n, double rc
     struct hmd_nbr_list nl = {0};
     assert_int_equal(hmd_box_init(&box, h, pbc), HMD_OK);
     random_atoms(&a, &box, n, seed);
-    assert_int_equal(hmd_halo_borders_self(&plan, &a, &box, rc), HMD_OK);
+    struct hmd_domain dd;
+    assert_int_equal(hmd_domain_init(&dd, &box, 1, 0, NULL, rc), HMD_OK);
+    assert_int_equal(hmd_halo_borders(&plan, &a, &box, &dd, rc), HMD_OK);
     const int nall = hmd_atoms_nall(&a);
     /* every ghost is its owner (same id) displaced by a whole lattice vector */
     for (int g = a.nlocal; g < nall; g++) {
@@ -124,6 +127,7 @@ static void check_cell(const double h[3][3], const bool pbc[3], int n, double rc
     free(saved);
     hmd_nbr_list_free(&nl);
     hmd_halo_plan_free(&plan);
+    hmd_domain_free(&dd);
     hmd_atoms_free(&a);
 }
 
@@ -165,8 +169,11 @@ static void test_too_small_cell_is_refused(void **state)
     struct hmd_halo_plan plan = {0};
     assert_int_equal(hmd_box_init(&box, h, pbc), HMD_OK);
     random_atoms(&a, &box, 3, 5u);
-    assert_int_equal(hmd_halo_borders_self(&plan, &a, &box, 8.0), HMD_EDATA);
+    struct hmd_domain dd;
+    assert_int_equal(hmd_domain_init(&dd, &box, 1, 0, NULL, 8.0), HMD_OK);
+    assert_int_equal(hmd_halo_borders(&plan, &a, &box, &dd, 8.0), HMD_EDATA);
     assert_non_null(strstr(hmd_error_msg(), "too small"));
+    hmd_domain_free(&dd);
     hmd_halo_plan_free(&plan);
     hmd_atoms_free(&a);
 }
