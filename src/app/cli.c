@@ -201,7 +201,7 @@ static int eval_frame(const struct cli *cli, const struct hmd_dp_model *model,
     double *force = NULL, *energy = NULL;
     int rc = hmd_system_load(&sys, frame, cli->conf, model, cli->dd, rlist);
     if (!rc) {
-        hmd_forces_init(&fs, model, &sys.dd, defaults.verlet_buffer, sys.type0);
+        hmd_forces_init(&fs, model, &sys.dd, defaults.verlet_buffer, sys.type0, sys.natoms);
         rc = hmd_forces_rebuild(&fs, &sys.atoms, &sys.box);
     }
     if (!rc) {

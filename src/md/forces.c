@@ -10,9 +10,10 @@
 #include "core/timer.h"
 
 void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model,
-                     const struct hmd_domain *dd, double skin, int type0)
+                     const struct hmd_domain *dd, double skin, int type0, int64_t natoms)
 {
     memset(fs, 0, sizeof *fs);
+    fs->natoms = natoms;
     fs->model = model;
     fs->dd = dd;
     fs->rlist = model->rcut + skin;
@@ -26,6 +27,12 @@ int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const str
         hmd_box_wrap(box, atoms->x + 3 * i, NULL);
     }
     int rc = hmd_comm_agree(hmd_halo_migrate(atoms, box, fs->dd));
+    int64_t held = atoms->nlocal;
+    hmd_comm_sum_i64(&held, 1);
+    if (!rc && held != fs->natoms) {
+        rc = hmd_error_set(HMD_ESOFTWARE, "the ranks hold %lld atoms, the system has %lld",
+                           (long long)held, (long long)fs->natoms);
+    }
     if (!rc) {
         rc = hmd_halo_borders(&fs->plan, atoms, box, fs->dd, fs->rlist);
     }

@@ -22,6 +22,7 @@ struct hmd_forces {
     const struct hmd_domain *dd;      /* borrowed: this rank's subdomain */
     double rlist;                     /* neighbour-list cut-off: rcut + skin (Å) */
     int type0;                        /* model type of the system's atom 0 (global id 0) */
+    int64_t natoms;                   /* atoms of the whole system (checked at every rebuild) */
     struct hmd_halo_plan plan;        /* ghosts (owned) */
     struct hmd_nbr_list nl;           /* owned */
     struct hmd_dp_workspace ws;       /* owned */
@@ -35,13 +36,15 @@ struct hmd_forces {
 };
 
 /* Prepares `fs` for `model` on subdomain `dd` with list cut-off rcut + skin (skin in Å,
- * >= 0); `type0` is the type of the system's atom 0 (DeePMD-kit's DPA-1 padding type). */
+ * >= 0); `type0` is the type of the system's atom 0 (DeePMD-kit's DPA-1 padding type) and
+ * `natoms` the size of the whole system. */
 void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model,
-                     const struct hmd_domain *dd, double skin, int type0);
+                     const struct hmd_domain *dd, double skin, int type0, int64_t natoms);
 
 /* Neighbour-list step: wraps home atoms into the cell, moves atoms that left the subdomain to
  * their owner (migrate), rebuilds the ghosts (borders) and the neighbour list. Collective.
- * Errors: HMD_EDATA (cell too small), HMD_ENOMEM. */
+ * Errors: HMD_EDATA (cell too small), HMD_ENOMEM, HMD_ESOFTWARE when the ranks together no
+ * longer hold every atom (a broken invariant). */
 int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const struct hmd_box *box);
 
 /* Other steps: copies home positions to their ghosts (forward halo). Collective. */

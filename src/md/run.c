@@ -174,7 +174,8 @@ static int set_up_system(struct md *md)
                                      .dt = md->p.dt,
                                      .ndof = md->ndof,
                                      .seed = (uint64_t)md->p.ld_seed};
-    hmd_forces_init(&md->fs, &md->model, &md->sys.dd, md->p.verlet_buffer, md->sys.type0);
+    hmd_forces_init(&md->fs, &md->model, &md->sys.dd, md->p.verlet_buffer, md->sys.type0,
+                    md->sys.natoms);
     /* the first borders also rejects a cell too small for the cut-off, before any output */
     return hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
 }

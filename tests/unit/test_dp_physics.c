@@ -84,13 +84,13 @@ static void check_model(const char *file, const double h[3][3], int nside, unsig
     if (rc) {
         fail_msg("%s", hmd_error_msg());
     }
-    hmd_forces_init(&s.fs, &s.model, &s.dd, 0.0, 0);
     const bool pbc[3] = {true, true, true};
     struct hmd_box box;
     assert_int_equal(hmd_box_init(&box, h, pbc), HMD_OK);
     struct hmd_atoms a = {0};
     water_config(&a, &box, nside, seed);
     const int n = a.nlocal;
+    hmd_forces_init(&s.fs, &s.model, &s.dd, 0.0, 0, n);
     double e0 = energy_of(&s, &a, &box);
     double *f = malloc(sizeof(double) * 3 * n), *x0 = malloc(sizeof(double) * 3 * n);
     memcpy(f, a.f, sizeof(double) * 3 * n);

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Decomposition checks of halomd under MPI (standard library only).
+
+Usage: check_decomposition.py TEST MPIEXEC HALOMD DATA WORKDIR
+  invariance   `halomd eval` on 1, 2, 3, 4 and 8 ranks (automatic and forced grids): energies,
+               atomic energies, forces and virial equal to 1 rank within 1e-12 relative, for a
+               se_e2_a and a DPA-1 model, orthorhombic and triclinic cells.
+  trajectory   a hot run long enough for atoms to cross subdomain boundaries many times:
+               4 ranks keep every global id and follow the 1-rank trajectory within round-off
+               growth.
+  skin         with nstlist set, an atom that moves more than half the buffer between updates
+               stops the run with a message naming the step, the atom and the distance.
+"""
+import json
+import os
+import subprocess
+import sys
+
+MPI_FLAGS = ["--oversubscribe", "--allow-run-as-root"]
+ENV = dict(os.environ, OMP_NUM_THREADS="1")
+
+
+def check(cond, msg):
+    print(("ok   " if cond else "FAIL ") + msg)
+    return cond
+
+
+def flat(v):
+    if isinstance(v, list):
+        out = []
+        for x in v:
+            out.extend(flat(x))
+        return out
+    return [v]
+
+
+def rel(a, b):
+    a, b = flat(a), flat(b)
+    return max(abs(x - y) for x, y in zip(a, b)) / (max(abs(y) for y in b) or 1.0)
+
+
+def mpirun(mpiexec, n, args, cwd, expect=0):
+    cmd = [mpiexec] + MPI_FLAGS + ["-np", str(n)] + args
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=ENV)
+    if res.returncode != expect:
+        raise SystemExit(f"{' '.join(cmd)}: exit {res.returncode}, expected {expect}\n"
+                         f"{res.stdout}\n{res.stderr}")
+    return res
+
+
+def invariance(mpiexec, halomd, data, work):
+    os.makedirs(work, exist_ok=True)
+    cases = [("se_e2_a_water_one_side.dp", "water_192_triclinic.xyz"),
+             ("se_e2_a_water_two_side.dp", "water_192_ortho.xyz"),
+             (os.path.join("..", "bad", "dpa1.dp"), "water_96_small.xyz")]
+    layouts = [(1, []), (2, []), (3, []), (4, []), (8, []), (4, ["-dd", "4", "1", "1"]),
+               (4, ["-dd", "1", "2", "2"]), (8, ["-dd", "2", "2", "2"])]
+    ok = True
+    for model, conf in cases:
+        ref = None
+        for n, extra in layouts:
+            out = os.path.join(work, f"eval_{n}_{'x'.join(extra[1:]) or 'auto'}.json")
+            if os.path.exists(out):
+                os.remove(out)
+            mpirun(mpiexec, n, [halomd, "eval", "-m", f"{data}/models/{model}", "-c",
+                                f"{data}/structures/{conf}", "-o", out] + extra, work)
+            frame = json.load(open(out))["frames"][0]
+            if ref is None:
+                ref = frame
+                continue
+            worst = max(rel(frame[k], ref[k]) for k in ("energy", "atom_energy", "force", "virial"))
+            ok &= check(worst <= 1e-12, f"{os.path.basename(model)} on {conf}, {n} ranks "
+                        f"{' '.join(extra) or '(auto grid)'}: max rel diff {worst:.2e}")
+    return ok
+
+
+def read_xyz(path):
+    frames, lines = [], open(path).read().splitlines()
+    k = 0
+    while k < len(lines):
+        n = int(lines[k])
+        frames.append([[float(v) for v in line.split()[1:4]] for line in lines[k + 2:k + 2 + n]])
+        k += 2 + n
+    return frames
+
+
+def trajectory(mpiexec, halomd, data, work):
+    """Ideal gas (no forces, so the trajectory is exact arithmetic on both sides) at a high
+    temperature for many boundary crossings, then water with forces for round-off growth."""
+    os.makedirs(work, exist_ok=True)
+    ok = True
+    common = ["run", "-set", "gen-vel=yes", "-set", "gen-seed=9", "-set", "nstenergy=50",
+              "-set", "nstcalcenergy=50", "-set", "nstlog=500"]
+    gas = common + ["-m", f"{data}/derived/ideal_gas.dp", "-c",
+                    f"{data}/structures/water_192_ortho.xyz", "-set", "gen-temp=20000",
+                    "-set", "dt=0.001", "-nsteps", "1000", "-set", "nstxout=500"]
+    runs = {}
+    for n in (1, 4):
+        res = mpirun(mpiexec, n, [halomd] + gas + ["-deffnm", f"gas{n}"], work)
+        runs[n] = read_xyz(os.path.join(work, f"gas{n}.xyz"))
+        log = open(os.path.join(work, f"gas{n}.log")).read()
+        ok &= check("neighbour-list builds" in res.stdout, f"ideal gas on {n} ranks ran")
+    last1, last4 = runs[1][-1], runs[4][-1]
+    ok &= check(len(last4) == 192 and all(len(p) == 3 for p in last4),
+                "4 ranks: all 192 atoms present in the final frame")
+    diff = max(abs(a - b) for p, q in zip(last1, last4) for a, b in zip(p, q))
+    ok &= check(diff < 1e-9, f"ideal gas after 1 ps at 20000 K: positions equal to 1 rank "
+                f"within {diff:.1e} Å")
+    water = common + ["-m", f"{data}/models/se_e2_a_water_one_side.dp", "-c",
+                      f"{data}/structures/water_192_ortho.xyz", "-set", "dt=0.0002",
+                      "-nsteps", "100", "-set", "nstxout=50", "-set", "tcoupl=langevin",
+                      "-set", "ref-t=300", "-set", "ld-seed=5"]
+    for n in (1, 4):
+        mpirun(mpiexec, n, [halomd] + water + ["-deffnm", f"water{n}"], work)
+        runs[n] = read_xyz(os.path.join(work, f"water{n}.xyz"))
+    for f in range(len(runs[1])):
+        diff = max(abs(a - b) for p, q in zip(runs[1][f], runs[4][f]) for a, b in zip(p, q))
+        ok &= check(diff < 1e-8, f"water, Langevin, frame {f}: 4 ranks vs 1 within {diff:.1e} Å")
+    return ok
+
+
+def skin(mpiexec, halomd, data, work):
+    os.makedirs(work, exist_ok=True)
+    res = mpirun(mpiexec, 2, [halomd, "run", "-m", f"{data}/derived/ideal_gas.dp", "-c",
+                              f"{data}/structures/water_192_ortho.xyz", "-set", "gen-vel=yes",
+                              "-set", "gen-temp=1000000", "-set", "dt=0.001", "-set",
+                              "nstlist=100", "-nsteps", "200"], work, expect=70)
+    msg = res.stderr
+    return check("step" in msg and "atom" in msg and "Verlet buffer" in msg and
+                 "verlet-buffer" in msg, "too fast an atom stops the run: " + msg.strip()[:200])
+
+
+TESTS = {"invariance": invariance, "trajectory": trajectory, "skin": skin}
+
+
+def main(argv):
+    if len(argv) != 6 or argv[1] not in TESTS:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0 if TESTS[argv[1]](*argv[2:]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

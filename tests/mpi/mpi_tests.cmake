@@ -1,0 +1,30 @@
+# MPI tests (label mpi): run through mpirun --oversubscribe --allow-run-as-root with one
+# OpenMP thread per rank. Registered only in builds with MPI.
+if(HMD_HAVE_MPI AND MPIEXEC_EXECUTABLE)
+  add_executable(test_halo_identity ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_halo_identity.c)
+  target_link_libraries(test_halo_identity PRIVATE halomd_lib)
+  set(HMD_MPIRUN ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root)
+  # grid and cell scale: 1D, 2D, 3D grids; scaled-down cells need several pulses
+  foreach(layout "1 1 1 1.0" "2 1 1 1.0" "4 1 1 1.0" "2 2 1 1.0" "1 2 2 1.0" "2 2 2 1.0"
+                 "4 1 1 0.5" "1 3 1 0.6" "2 2 2 0.7")
+    separate_arguments(args UNIX_COMMAND "${layout}")
+    list(GET args 0 nx)
+    list(GET args 1 ny)
+    list(GET args 2 nz)
+    math(EXPR np "${nx} * ${ny} * ${nz}")
+    string(REPLACE " " "_" name "${layout}")
+    add_test(NAME mpi.halo_identity_${name}
+      COMMAND ${HMD_MPIRUN} -np ${np} $<TARGET_FILE:test_halo_identity> ${args})
+    set_tests_properties(mpi.halo_identity_${name} PROPERTIES LABELS mpi
+      ENVIRONMENT OMP_NUM_THREADS=1 PROCESSORS ${np})
+  endforeach()
+  foreach(t invariance trajectory skin)
+    add_test(NAME mpi.${t}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_decomposition.py ${t}
+              ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:halomd> ${HMD_TEST_DATA}
+              ${CMAKE_CURRENT_BINARY_DIR}/mpi/${t})
+    set_tests_properties(mpi.${t} PROPERTIES LABELS mpi PROCESSORS 8)
+  endforeach()
+else()
+  message(STATUS "halomd: no MPI, the mpi tests are not registered")
+endif()
