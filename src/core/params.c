@@ -59,6 +59,8 @@ struct param_def {
 _Static_assert(sizeof(enum hmd_tcoupl) == sizeof(int), "enum hmd_tcoupl is not int-sized");
 _Static_assert(sizeof(enum hmd_comm_mode) == sizeof(int), "enum hmd_comm_mode is not int-sized");
 _Static_assert(sizeof(enum hmd_precision) == sizeof(int), "enum hmd_precision is not int-sized");
+_Static_assert(sizeof(enum hmd_dd_mode) == sizeof(int), "enum hmd_dd_mode is not int-sized");
+_Static_assert(sizeof(enum hmd_dlb) == sizeof(int), "enum hmd_dlb is not int-sized");
 
 static const struct choice bools[] = {
     {"yes", 1, NULL}, {"no", 0, NULL},  {"true", 1, NULL}, {"false", 0, NULL},
@@ -110,6 +112,19 @@ static const struct choice backends[] = {
     {NULL, 0, NULL},
 };
 
+static const struct choice dd_modes[] = {
+    {"halo", HMD_DD_HALO, NULL},
+    {"replicated", HMD_DD_REPLICATED, NULL},
+    {NULL, 0, NULL},
+};
+
+static const struct choice dlb_modes[] = {
+    {"auto", HMD_DLB_AUTO, NULL},
+    {"yes", HMD_DLB_YES, NULL},
+    {"no", HMD_DLB_NO, NULL},
+    {NULL, 0, NULL},
+};
+
 static const struct param_def params[] = {
     {"integrator", P_WORD, "md-vv", "", WORDS(integrators), FIELD(integrator),
      "integration algorithm: md-vv = velocity Verlet; md is an alias of md-vv"},
@@ -158,6 +173,15 @@ static const struct param_def params[] = {
      "double = all in fp64; mixed = networks in fp32, positions, sums and integration in fp64"},
     {"backend", P_WORD, "auto", "", WORDS(backends), FIELD(backend),
      "compute device; auto = cuda when this build and machine have it, else cpu"},
+    {"dd-mode", P_ENUM, "halo", "", WORDS(dd_modes), FIELD(dd_mode),
+     "parallel scheme under mpirun: halo = home atoms and a cut-off-wide halo with forces "
+     "returned to owners; replicated = all-gathered positions, a 2 x cut-off halo evaluated as "
+     "full atoms, all-reduced forces (the baseline of arXiv 2604.07276)"},
+    {"dlb", P_ENUM, "auto", "", WORDS(dlb_modes), FIELD(dlb),
+     "dynamic load balancing of the subdomain boundaries; auto = when the imbalance exceeds "
+     "dlb-threshold"},
+    {"dlb-threshold", P_REAL, "0.05", "", NUM(0, INFINITY), FIELD(dlb_threshold),
+     "imbalance (max/avg - 1 of the force time) above which dlb = auto balances"},
 };
 
 #define NPARAMS (sizeof params / sizeof params[0])

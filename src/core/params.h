@@ -24,6 +24,17 @@ enum hmd_precision {
     HMD_PRECISION_MIXED,  /* networks in float, positions/accumulation/integration in double */
 };
 
+enum hmd_dd_mode {
+    HMD_DD_HALO,       /* spatial decomposition, ghosts as neighbours only, reverse halo */
+    HMD_DD_REPLICATED, /* all-gather positions, 2 x cut-off halo as full atoms, reduce forces */
+};
+
+enum hmd_dlb {
+    HMD_DLB_AUTO, /* balance when the imbalance exceeds dlb_threshold */
+    HMD_DLB_YES,
+    HMD_DLB_NO,
+};
+
 enum hmd_comm_mode {
     HMD_COMM_LINEAR, /* remove centre-of-mass velocity every nstcomm steps */
     HMD_COMM_NONE,
@@ -71,6 +82,9 @@ struct hmd_params {
     char model[HMD_PATH_MAX]; /* DeePMD-kit model file (.dp), "" until given; -m overrides */
     enum hmd_precision precision;
     char backend[16]; /* "auto", "cpu" or "cuda"; availability is checked when the run starts */
+    enum hmd_dd_mode dd_mode; /* parallel scheme under mpirun */
+    enum hmd_dlb dlb;         /* dynamic load balancing */
+    double dlb_threshold;     /* imbalance (max/avg - 1) that triggers balancing with dlb auto */
     /* bookkeeping of hmd_params_read/hmd_params_set: origin of each key, in table order */
     struct hmd_param_origin origin[HMD_PARAMS_MAX_KEYS];
     char origin_file[HMD_PATH_MAX]; /* the file origin[].file points to */

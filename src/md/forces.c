@@ -20,6 +20,141 @@ void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model,
     fs->type0 = type0;
 }
 
+void hmd_forces_use_replicated(struct hmd_forces *fs)
+{
+    fs->replicated = true;
+}
+
+enum { RECORD = 5 }; /* x, y, z, id, type: one atom in the all-gather */
+
+/* Replicated mode: every home atom of every rank into fs->full (positions by id), types into
+ * `type` when not NULL. Collective. */
+static int gather_all(struct hmd_forces *fs, const struct hmd_atoms *a, int *type)
+{
+    const int n = (int)fs->natoms, nranks = hmd_comm_size();
+    if (!fs->full) {
+        fs->full = malloc(sizeof(double) * 3 * (n + 1));
+        fs->records = malloc(sizeof(double) * RECORD * (n + 1));
+    }
+    double *mine = malloc(sizeof(double) * RECORD * (a->nlocal + 1));
+    size_t *counts = malloc(sizeof(size_t) * nranks);
+    int rc = (fs->full && fs->records && mine && counts)
+                 ? HMD_OK
+                 : hmd_error_set(HMD_ENOMEM, "out of memory for replicated positions");
+    rc = hmd_comm_agree(rc);
+    if (!rc) {
+        for (int k = 0; k < a->nlocal; k++) {
+            double *r = mine + (size_t)RECORD * k;
+            memcpy(r, a->x + 3 * k, sizeof(double) * 3);
+            r[3] = (double)a->id[k];
+            r[4] = (double)a->type[k];
+        }
+        hmd_comm_allgatherv(mine, sizeof(double) * RECORD * a->nlocal, fs->records, counts);
+        for (int q = 0; q < n; q++) {
+            const double *r = fs->records + (size_t)RECORD * q;
+            const int64_t id = (int64_t)r[3];
+            memcpy(fs->full + 3 * id, r, sizeof(double) * 3);
+            if (type) {
+                type[id] = (int)r[4];
+            }
+        }
+    }
+    free(mine);
+    free(counts);
+    return rc;
+}
+
+/* Replicated mode: ghosts are every atom or image within 2 x rlist of the subdomain (home
+ * atoms excluded), taken from the gathered positions. */
+static int replicated_borders(struct hmd_forces *fs, struct hmd_atoms *a, const struct hmd_box *box)
+{
+    const int n = (int)fs->natoms;
+    int *type = malloc(sizeof(int) * (n + 1));
+    int rc = type ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory");
+    rc = hmd_comm_agree(rc);
+    if (!rc) {
+        rc = gather_all(fs, a, type);
+    }
+    if (rc) {
+        free(type);
+        return rc;
+    }
+    const struct hmd_domain *dd = fs->dd;
+    double face[3], w[3];
+    int reach[3];
+    hmd_box_face_distances(box, face);
+    for (int d = 0; d < 3; d++) {
+        w[d] = 2.0 * fs->rlist / face[d];
+        reach[d] = box->periodic[d] ? (int)ceil(w[d]) + 1 : 0;
+    }
+    a->nghost = 0;
+    for (int g = 0; g < n && !rc; g++) {
+        double s0[3];
+        hmd_box_to_frac(box, fs->full + 3 * g, s0);
+        for (int i0 = -reach[0]; i0 <= reach[0] && !rc; i0++) {
+            for (int i1 = -reach[1]; i1 <= reach[1] && !rc; i1++) {
+                for (int i2 = -reach[2]; i2 <= reach[2] && !rc; i2++) {
+                    const int img[3] = {i0, i1, i2};
+                    bool inside = true, home = i0 == 0 && i1 == 0 && i2 == 0;
+                    for (int d = 0; d < 3 && inside; d++) {
+                        const double sd = s0[d] + img[d];
+                        const bool open = dd->grid[d] == 1 && !box->periodic[d];
+                        inside = open || (sd >= dd->lo[d] - w[d] && sd < dd->hi[d] + w[d]);
+                        home = home && (open || (sd >= dd->lo[d] && sd < dd->hi[d]));
+                    }
+                    if (!inside || home) {
+                        continue;
+                    }
+                    const int k = hmd_atoms_nall(a);
+                    rc = hmd_atoms_reserve(a, k + 1);
+                    if (!rc && a->nghost + 1 > fs->cap_ghost) {
+                        int cap = 2 * (a->nghost + 1) + 64;
+                        int64_t *src = realloc(fs->ghost_src, sizeof(int64_t) * cap);
+                        if (src) {
+                            fs->ghost_src = src;
+                        }
+                        double *sh = realloc(fs->ghost_shift, sizeof(double) * 3 * cap);
+                        if (sh) {
+                            fs->ghost_shift = sh;
+                        }
+                        rc = (src && sh) ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory");
+                        fs->cap_ghost = rc ? fs->cap_ghost : cap;
+                    }
+                    if (rc) {
+                        break;
+                    }
+                    double *shift = fs->ghost_shift + 3 * a->nghost;
+                    for (int q = 0; q < 3; q++) {
+                        shift[q] = i0 * box->h[0][q] + i1 * box->h[1][q] + i2 * box->h[2][q];
+                        a->x[3 * k + q] = fs->full[3 * g + q] + shift[q];
+                    }
+                    fs->ghost_src[a->nghost] = g;
+                    a->type[k] = type[g];
+                    a->id[k] = g;
+                    a->nghost++;
+                }
+            }
+        }
+    }
+    free(type);
+    return hmd_comm_agree(rc);
+}
+
+/* Replicated mode's forward: all positions gathered, ghosts set from them. */
+static void replicated_forward(struct hmd_forces *fs, struct hmd_atoms *a)
+{
+    if (gather_all(fs, a, NULL)) {
+        hmd_fatal("replicated positions could not be gathered: %s", hmd_error_msg());
+    }
+    for (int k = 0; k < a->nghost; k++) {
+        const double *src = fs->full + 3 * fs->ghost_src[k], *sh = fs->ghost_shift + 3 * k;
+        double *x = a->x + 3 * (size_t)(a->nlocal + k);
+        x[0] = src[0] + sh[0];
+        x[1] = src[1] + sh[1];
+        x[2] = src[2] + sh[2];
+    }
+}
+
 int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const struct hmd_box *box)
 {
     atoms->nghost = 0;
@@ -34,7 +169,8 @@ int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const str
                            (long long)held, (long long)fs->natoms);
     }
     if (!rc) {
-        rc = hmd_halo_borders(&fs->plan, atoms, box, fs->dd, fs->rlist);
+        rc = fs->replicated ? replicated_borders(fs, atoms, box)
+                            : hmd_halo_borders(&fs->plan, atoms, box, fs->dd, fs->rlist);
     }
     if (rc) {
         return rc;
@@ -57,13 +193,18 @@ int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const str
         fs->cap_atoms = cap;
     }
     fs->nbuilds++;
-    return hmd_comm_agree(
-        hmd_nbr_list_build(&fs->nl, box, atoms->nlocal, nall, atoms->x, fs->rlist));
+    /* replicated mode evaluates every atom it holds: all are centres */
+    const int ncentre = fs->replicated ? nall : atoms->nlocal;
+    return hmd_comm_agree(hmd_nbr_list_build(&fs->nl, box, ncentre, nall, atoms->x, fs->rlist));
 }
 
 void hmd_forces_update_ghosts(struct hmd_forces *fs, struct hmd_atoms *atoms)
 {
-    hmd_halo_forward_x(&fs->plan, atoms->x);
+    if (fs->replicated) {
+        replicated_forward(fs, atoms);
+    } else {
+        hmd_halo_forward_x(&fs->plan, atoms->x);
+    }
 }
 
 double hmd_forces_max_displacement(const struct hmd_forces *fs, const struct hmd_atoms *atoms,
@@ -95,22 +236,36 @@ double hmd_forces_max_displacement(const struct hmd_forces *fs, const struct hmd
 
 int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atomic)
 {
+    const int nall = hmd_atoms_nall(atoms);
     struct hmd_dp_output out = {
+        .ncount = atoms->nlocal,
         .atom_energy = atomic ? fs->atom_energy : NULL,
         .force = atoms->f,
-        .atom_virial = atomic ? fs->atom_virial : NULL,
+        .atom_virial = atomic && !fs->replicated ? fs->atom_virial : NULL,
     };
     const double t0 = hmd_wtime();
-    int rc =
-        hmd_comm_agree(hmd_dp_compute_cpu(fs->model, &fs->ws, atoms->nlocal, hmd_atoms_nall(atoms),
-                                          atoms->x, atoms->type, fs->type0, &fs->nl, &out));
+    int rc = hmd_comm_agree(hmd_dp_compute_cpu(fs->model, &fs->ws, fs->nl.ncentre, nall, atoms->x,
+                                               atoms->type, fs->type0, &fs->nl, &out));
     fs->t_force += hmd_wtime() - t0;
     if (rc) {
         return rc;
     }
-    hmd_halo_reverse(&fs->plan, atoms->f, 3);
-    if (atomic) {
-        hmd_halo_reverse(&fs->plan, fs->atom_virial, 9);
+    if (fs->replicated) {
+        /* the baseline's second collective: every rank's home forces into one array */
+        const int n = (int)fs->natoms;
+        memset(fs->full, 0, sizeof(double) * 3 * n);
+        for (int k = 0; k < atoms->nlocal; k++) {
+            memcpy(fs->full + 3 * atoms->id[k], atoms->f + 3 * k, sizeof(double) * 3);
+        }
+        hmd_comm_sum(fs->full, 3 * n);
+        for (int k = 0; k < atoms->nlocal; k++) {
+            memcpy(atoms->f + 3 * k, fs->full + 3 * atoms->id[k], sizeof(double) * 3);
+        }
+    } else {
+        hmd_halo_reverse(&fs->plan, atoms->f, 3);
+        if (atomic) {
+            hmd_halo_reverse(&fs->plan, fs->atom_virial, 9);
+        }
     }
     double sums[10];
     sums[0] = out.energy;
@@ -128,5 +283,9 @@ void hmd_forces_free(struct hmd_forces *fs)
     hmd_dp_workspace_free(&fs->ws);
     free(fs->atom_energy);
     free(fs->atom_virial);
+    free(fs->full);
+    free(fs->records);
+    free(fs->ghost_src);
+    free(fs->ghost_shift);
     memset(fs, 0, sizeof *fs);
 }

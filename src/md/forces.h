@@ -33,6 +33,13 @@ struct hmd_forces {
     int cap_atoms;                    /* capacity of the two arrays above */
     long nbuilds;                     /* neighbour-list builds so far */
     double t_force;                   /* seconds this rank spent in the DP, accumulated */
+    /* replicated mode (hmd_forces_use_replicated): every rank sees every position */
+    bool replicated;
+    double *full;        /* [natoms][3] positions, then forces, of all atoms by id (owned) */
+    double *records;     /* all-gather buffer (owned) */
+    int64_t *ghost_src;  /* [nghost] global id of each ghost (owned) */
+    double *ghost_shift; /* [nghost][3] lattice shift of each ghost (Å) (owned) */
+    int cap_ghost;
 };
 
 /* Prepares `fs` for `model` on subdomain `dd` with list cut-off rcut + skin (skin in Å,
@@ -40,6 +47,12 @@ struct hmd_forces {
  * `natoms` the size of the whole system. */
 void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model,
                      const struct hmd_domain *dd, double skin, int type0, int64_t natoms);
+
+/* Switches to the replicated scheme of arXiv 2604.07276 (dd-mode = replicated), kept as the
+ * baseline halo mode is compared against: positions are all-gathered every step, each rank
+ * evaluates its home atoms and every atom within 2 x rlist of its subdomain as full atoms
+ * (energies counted for home atoms only), and forces are all-reduced. Call after init. */
+void hmd_forces_use_replicated(struct hmd_forces *fs);
 
 /* Neighbour-list step: wraps home atoms into the cell, moves atoms that left the subdomain to
  * their owner (migrate), rebuilds the ghosts (borders) and the neighbour list. Collective.

@@ -176,6 +176,9 @@ static int set_up_system(struct md *md)
                                      .seed = (uint64_t)md->p.ld_seed};
     hmd_forces_init(&md->fs, &md->model, &md->sys.dd, md->p.verlet_buffer, md->sys.type0,
                     md->sys.natoms);
+    if (md->p.dd_mode == HMD_DD_REPLICATED) {
+        hmd_forces_use_replicated(&md->fs);
+    }
     /* the first borders also rejects a cell too small for the cut-off, before any output */
     return hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
 }

@@ -342,9 +342,11 @@ static void scatter_pass(const struct hmd_dp_model *m, const struct hmd_dp_works
     if (out->atom_virial) {
         memset(out->atom_virial, 0, sizeof(double) * 9 * (size_t)nall);
     }
+    const int ncount = out->ncount > 0 ? out->ncount : nlocal;
     for (int i = 0; i < nlocal; i++) {
         const int *slots = ws->slots + (size_t)i * nnei;
         const double *grad = ws->grad + (size_t)i * nnei * 3;
+        const bool counted = i < ncount;
         for (int s = 0; s < nnei; s++) {
             const int j = slots[s];
             if (j < 0) {
@@ -357,7 +359,7 @@ static void scatter_pass(const struct hmd_dp_model *m, const struct hmd_dp_works
                 out->force[3 * j + k] -= g[k];
                 out->force[3 * i + k] += g[k];
             }
-            for (int a = 0; a < 3; a++) {
+            for (int a = 0; a < 3 && counted; a++) {
                 for (int b = 0; b < 3; b++) {
                     double w = -g[a] * d[b];
                     out->virial[3 * a + b] += w;
@@ -411,7 +413,7 @@ int hmd_dp_compute_cpu(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws
         }
     }
     out->energy = 0.0;
-    for (int i = 0; i < nlocal; i++) {
+    for (int i = 0; i < (out->ncount > 0 ? out->ncount : nlocal); i++) {
         const int t = type[i];
         /* order of deepmd/pt: fitting mask, then out_bias, then the model's atom mask */
         double e = m->fit_exclude[t] ? 0.0 : ws->atom_e[i] + m->bias_atom_e[t];

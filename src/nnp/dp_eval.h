@@ -25,6 +25,9 @@
 #include "nnp/model.h"
 
 struct hmd_dp_output {
+    int ncount;          /* in: centres 0..ncount-1 count towards energy and virial; the others
+                            (replicated mode's halo atoms evaluated as full atoms) contribute
+                            forces only. 0 means all nlocal. */
     double energy;       /* total potential energy of the home atoms (eV) */
     double *atom_energy; /* [nlocal] per-atom energy (eV), or NULL when not wanted */
     double *force;       /* [nall][3] forces (eV/Å), overwritten */

@@ -10,6 +10,9 @@ Usage: check_decomposition.py TEST MPIEXEC HALOMD DATA WORKDIR
                growth.
   skin         with nstlist set, an atom that moves more than half the buffer between updates
                stops the run with a message naming the step, the atom and the distance.
+  replicated   dd-mode = replicated (all-gathered positions, 2 x cut-off halo evaluated as
+               full atoms, all-reduced forces) gives the forces, energy and trajectory of halo
+               mode, on 1, 2 and 4 ranks.
 """
 import json
 import os
@@ -130,7 +133,45 @@ def skin(mpiexec, halomd, data, work):
                  "verlet-buffer" in msg, "too fast an atom stops the run: " + msg.strip()[:200])
 
 
-TESTS = {"invariance": invariance, "trajectory": trajectory, "skin": skin}
+def read_last_forces(path):
+    lines = open(path).read().splitlines()
+    n = int(lines[0])
+    k = 0
+    while k + 2 + n < len(lines):
+        k += 2 + n
+    header = lines[k + 1]
+    energy = float(header.split("energy=")[1].split()[0])
+    return energy, [[float(v) for v in line.split()[1:7]] for line in lines[k + 2:k + 2 + n]]
+
+
+def replicated(mpiexec, halomd, data, work):
+    os.makedirs(work, exist_ok=True)
+    ok = True
+    # small models: replicated mode evaluates the 2 x cut-off halo, here ~50x the atoms
+    for model, conf in (("deeppot.dp", "water_192_triclinic.xyz"),
+                        (os.path.join("..", "bad", "dpa1.dp"), "water_96_small.xyz")):
+        args = ["run", "-m", f"{data}/models/{model}", "-c", f"{data}/structures/{conf}",
+                "-nsteps", "10", "-set", "dt=0.0002", "-set", "gen-vel=yes", "-set",
+                "gen-seed=2", "-set", "nstxout=10"]
+        ref = None
+        for mode in ("halo", "replicated"):
+            for n in (1, 2, 4):
+                name = f"{mode}{n}"
+                mpirun(mpiexec, n, [halomd] + args + ["-set", f"dd-mode={mode}", "-deffnm", name],
+                       work)
+                e, rows = read_last_forces(os.path.join(work, name + ".xyz"))
+                if ref is None:
+                    ref = (e, rows)
+                    continue
+                d = max(abs(a - b) for p, q in zip(rows, ref[1]) for a, b in zip(p, q))
+                ok &= check(d < 1e-10 and abs(e - ref[0]) <= 1e-12 * abs(ref[0]),
+                            f"{os.path.basename(model)}: {mode} on {n} ranks after 10 steps: "
+                            f"positions and forces within {d:.1e} of halo mode on 1 rank")
+    return ok
+
+
+TESTS = {"invariance": invariance, "trajectory": trajectory, "skin": skin,
+         "replicated": replicated}
 
 
 def main(argv):
