@@ -64,22 +64,34 @@ void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_t
     }
     const struct rates r = rates_of(perf);
     fprintf(out,
-            "\nLoop time of %.6g s for %lld steps with %d atoms on %d thread%s (%ld "
-            "neighbour-list builds)\n\n",
-            perf->wall, (long long)perf->nsteps, perf->natoms, perf->nthreads,
-            perf->nthreads == 1 ? "" : "s", perf->nbuilds);
-    fprintf(out, "%-16s %12s %10s %8s\n", "Section", "time (s)", "calls", "%total");
-    fprintf(out, "----------------------------------------------------\n");
+            "\nLoop time of %.6g s for %lld steps with %d atoms on %d rank%s x %d thread%s (%ld "
+            "neighbour-list builds)\n",
+            perf->wall, (long long)perf->nsteps, perf->natoms, perf->nranks,
+            perf->nranks == 1 ? "" : "s", perf->nthreads, perf->nthreads == 1 ? "" : "s",
+            perf->nbuilds);
+    if (perf->nranks > 1) {
+        fprintf(out,
+                "Domain decomposition %d x %d x %d (%s), force imbalance avg %.1f%% max %.1f%%, "
+                "%.3g s lost, boundaries moved %ld times\n",
+                perf->grid[0], perf->grid[1], perf->grid[2],
+                perf->replicated ? "replicated" : "halo", 100.0 * perf->imbalance_avg,
+                100.0 * perf->imbalance_max, perf->imbalance_lost, perf->dlb_moves);
+    }
+    fprintf(out, "Atoms per rank: home avg %.0f max %.0f, ghosts avg %.0f max %.0f\n",
+            perf->home_avg, perf->home_max, perf->ghost_avg, perf->ghost_max);
+    fprintf(out, "\n%-16s %12s %12s %12s %10s %8s\n", "Section", "min (s)", "avg (s)", "max (s)",
+            "calls", "%total");
+    fprintf(out, "--------------------------------------------------------------------------\n");
     double sum = 0.0;
     for (int p = 0; p < HMD_TIMER_NPHASES; p++) {
-        sum += perf->timers.total[p];
-        fprintf(out, "%-16s %12.6g %10ld %7.2f%%\n", hmd_timer_name(p), perf->timers.total[p],
-                perf->timers.calls[p],
-                perf->wall > 0 ? 100.0 * perf->timers.total[p] / perf->wall : 0.0);
+        sum += perf->phase_avg[p];
+        fprintf(out, "%-16s %12.6g %12.6g %12.6g %10ld %7.2f%%\n", hmd_timer_name(p),
+                perf->phase_min[p], perf->phase_avg[p], perf->phase_max[p], perf->timers.calls[p],
+                perf->wall > 0 ? 100.0 * perf->phase_avg[p] / perf->wall : 0.0);
     }
     double other = perf->wall - sum;
-    fprintf(out, "%-16s %12.6g %10s %7.2f%%\n", "Other", other > 0 ? other : 0.0, "",
-            perf->wall > 0 ? 100.0 * (other > 0 ? other : 0.0) / perf->wall : 0.0);
+    fprintf(out, "%-16s %12s %12.6g %12s %10s %7.2f%%\n", "Other", "", other > 0 ? other : 0.0, "",
+            "", perf->wall > 0 ? 100.0 * (other > 0 ? other : 0.0) / perf->wall : 0.0);
     fprintf(out, "\n%-12s %12s %12s %12s %16s %16s\n", "", "(ns/day)", "(hour/ns)", "(steps/s)",
             "(atom-steps/s)", "(us/step/atom)");
     fprintf(out, "%-12s %12.4g %12.4g %12.4g %16.4g %16.4g\n", "Performance:", r.ns_per_day,
@@ -162,9 +174,20 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
     json_t *phases = json_object();
     for (int ph = 0; ph < HMD_TIMER_NPHASES; ph++) {
         json_object_set_new(phases, hmd_timer_name(ph),
-                            json_pack("{s:f, s:I}", "seconds", perf->timers.total[ph], "calls",
+                            json_pack("{s:f, s:f, s:f, s:f, s:I}", "seconds", perf->phase_avg[ph],
+                                      "min", perf->phase_min[ph], "avg", perf->phase_avg[ph], "max",
+                                      perf->phase_max[ph], "calls",
                                       (json_int_t)perf->timers.calls[ph]));
     }
+    json_t *dd = json_pack(
+        "{s:i, s:[i,i,i], s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, "
+        "s:f}",
+        "ranks", perf->nranks, "grid", perf->grid[0], perf->grid[1], perf->grid[2], "mode",
+        perf->replicated ? "replicated" : "halo", "dlb_intervals", (json_int_t)perf->dlb_intervals,
+        "dlb_moves", (json_int_t)perf->dlb_moves, "imbalance_avg", perf->imbalance_avg,
+        "imbalance_max", perf->imbalance_max, "imbalance_last", perf->imbalance_last,
+        "imbalance_lost_s", perf->imbalance_lost, "home_avg", perf->home_avg, "home_max",
+        perf->home_max, "ghost_avg", perf->ghost_avg, "ghost_max", perf->ghost_max);
     json_t *root = json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:i}, s:s, s:s, s:o, "
         "s:{s:i, s:I, s:f, s:I}, s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o, s:{s:f, s:f, s:f}}",
@@ -178,8 +201,10 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
         r.atom_steps_per_s, "us_per_step_atom", r.us_per_step_atom, "phases", phases, "final",
         "temp_K", last->temp, "pe_eV", last->pe, "conserved_eV", last->conserved);
     if (!root) {
+        json_decref(dd);
         return hmd_error_set(HMD_ESOFTWARE, "cannot build the run record %s", path);
     }
+    json_object_set_new(root, "decomposition", dd);
     FILE *fp;
     int rc = hmd_output_open(path, &fp, note, sizeof note);
     if (!rc) {

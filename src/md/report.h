@@ -3,6 +3,7 @@
 #ifndef HMD_MD_REPORT_H
 #define HMD_MD_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,8 +36,22 @@ struct hmd_perf {
     double dt;      /* ps */
     double wall;    /* seconds spent in the step loop */
     int nthreads;
-    long nbuilds; /* neighbour-list builds */
-    struct hmd_timers timers;
+    long nbuilds;                        /* neighbour-list builds */
+    struct hmd_timers timers;            /* rank 0's timers (call counts) */
+    double phase_min[HMD_TIMER_NPHASES]; /* seconds per phase: least, mean, most over ranks */
+    double phase_avg[HMD_TIMER_NPHASES];
+    double phase_max[HMD_TIMER_NPHASES];
+    int nranks;
+    int grid[3];                 /* domain grid */
+    bool replicated;             /* dd-mode = replicated */
+    long dlb_intervals;          /* load-balancing intervals measured */
+    long dlb_moves;              /* times the boundaries moved */
+    double imbalance_avg;        /* force-time imbalance max/avg - 1, mean over intervals */
+    double imbalance_max;        /* ... largest */
+    double imbalance_last;       /* ... of the last interval */
+    double imbalance_lost;       /* seconds lost waiting for the slowest rank (force time) */
+    double home_avg, home_max;   /* home atoms per rank at the end */
+    double ghost_avg, ghost_max; /* ghost atoms per rank at the end */
 };
 
 void hmd_thermo_avg_add(struct hmd_thermo_avg *avg, const struct hmd_thermo *t);

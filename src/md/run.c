@@ -64,6 +64,16 @@ struct md {
     struct hmd_xyz_traj *xyz;
     struct hmd_netcdf_traj *nc;
     int64_t last_frame_step; /* step of the last trajectory frame, -1 before any */
+    /* dynamic load balancing */
+    struct {
+        double t_force_mark;  /* fs.t_force at the last balancing */
+        long intervals;       /* intervals measured */
+        long moves;           /* times the boundaries moved */
+        double sum_imbalance; /* of max/avg - 1 over intervals */
+        double max_imbalance;
+        double last_imbalance; /* of the last interval */
+        double lost;           /* seconds of force time lost waiting for the slowest rank */
+    } dlb;
     /* reporting */
     struct hmd_timers timers;
     struct hmd_thermo last;
@@ -417,9 +427,54 @@ static int neighbor_list_step(struct md *md, bool *rebuild)
     return HMD_OK;
 }
 
+/* Dynamic load balancing at a neighbour-list step: the force time of every rank since the
+ * last one decides how far the subdomain boundaries move (hmd_domain_balance). Records the
+ * imbalance (max/avg - 1) and the time lost to it (max - avg). Collective. */
+static void balance_load(struct md *md)
+{
+    const int nranks = md->sys.dd.nranks;
+    if (nranks < 2) {
+        return;
+    }
+    const double spent = md->fs.t_force - md->dlb.t_force_mark;
+    md->dlb.t_force_mark = md->fs.t_force;
+    double *load = calloc(nranks, sizeof(double));
+    if (!load) {
+        return; /* balancing is an optimisation; without memory the run goes on unbalanced */
+    }
+    load[md->sys.dd.rank] = spent;
+    hmd_comm_sum(load, nranks);
+    double avg = 0.0, mx = 0.0;
+    for (int r = 0; r < nranks; r++) {
+        avg += load[r] / nranks;
+        mx = load[r] > mx ? load[r] : mx;
+    }
+    if (avg > 0.0) {
+        const double imbalance = mx / avg - 1.0;
+        md->dlb.intervals++;
+        md->dlb.sum_imbalance += imbalance;
+        md->dlb.last_imbalance = imbalance;
+        md->dlb.max_imbalance =
+            imbalance > md->dlb.max_imbalance ? imbalance : md->dlb.max_imbalance;
+        md->dlb.lost += mx - avg;
+        const bool on = md->p.dlb == HMD_DLB_YES ||
+                        (md->p.dlb == HMD_DLB_AUTO && imbalance > md->p.dlb_threshold);
+        if (on) {
+            double min_frac[3];
+            for (int d = 0; d < 3; d++) {
+                min_frac[d] = 0.5 / md->sys.dd.grid[d]; /* no slab below half its even share */
+            }
+            hmd_domain_balance(&md->sys.dd, load, min_frac);
+            md->dlb.moves++;
+        }
+    }
+    free(load);
+}
+
 static int rebuild_neighbors(struct md *md)
 {
     hmd_timer_start(&md->timers, HMD_TIMER_NEIGHBOR);
+    balance_load(md);
     int rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
     hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
     return rc;
@@ -432,11 +487,15 @@ static void halo_forward(struct md *md)
     hmd_timer_stop(&md->timers, HMD_TIMER_HALO);
 }
 
+/* The Deep Potential is timed as Force, the reverse halo and the reductions as Halo. */
 static int compute_forces(struct md *md)
 {
-    hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
+    const double t0 = hmd_wtime(), dp0 = md->fs.t_force;
     int rc = hmd_forces_compute(&md->fs, &md->sys.atoms, false);
-    hmd_timer_stop(&md->timers, HMD_TIMER_FORCE);
+    const double dp = md->fs.t_force - dp0, all = hmd_wtime() - t0;
+    md->timers.total[HMD_TIMER_FORCE] += dp;
+    md->timers.calls[HMD_TIMER_FORCE]++;
+    md->timers.total[HMD_TIMER_HALO] += all - dp;
     if (!rc && !isfinite(md->fs.energy)) {
         rc = hmd_error_set(HMD_ESOFTWARE,
                            "step %" PRId64 ": the potential energy is %g: the system blew up "
@@ -588,6 +647,21 @@ static int run_loop(struct md *md)
 
 static void finish(struct md *md, double wall)
 {
+    /* min, average and max of every phase over ranks */
+    double mn[HMD_TIMER_NPHASES], mx[HMD_TIMER_NPHASES], sum[HMD_TIMER_NPHASES];
+    for (int p = 0; p < HMD_TIMER_NPHASES; p++) {
+        mn[p] = -md->timers.total[p];
+        mx[p] = sum[p] = md->timers.total[p];
+    }
+    hmd_comm_max(mn, HMD_TIMER_NPHASES);
+    hmd_comm_max(mx, HMD_TIMER_NPHASES);
+    hmd_comm_sum(sum, HMD_TIMER_NPHASES);
+    /* atoms per rank at the end: home, and the ghosts (replicated mode: the halo atoms, all
+     * evaluated as centres) */
+    double counts_sum[2] = {md->sys.atoms.nlocal, md->sys.atoms.nghost};
+    double counts_max[2] = {md->sys.atoms.nlocal, md->sys.atoms.nghost};
+    hmd_comm_sum(counts_sum, 2);
+    hmd_comm_max(counts_max, 2);
     struct hmd_perf perf = {
         .natoms = md->sys.natoms,
         .nsteps = md->step,
@@ -596,7 +670,25 @@ static void finish(struct md *md, double wall)
         .nthreads = hmd_thread_count(),
         .nbuilds = md->fs.nbuilds,
         .timers = md->timers,
+        .nranks = md->sys.dd.nranks,
+        .grid = {md->sys.dd.grid[0], md->sys.dd.grid[1], md->sys.dd.grid[2]},
+        .replicated = md->p.dd_mode == HMD_DD_REPLICATED,
+        .dlb_intervals = md->dlb.intervals,
+        .dlb_moves = md->dlb.moves,
+        .imbalance_avg = md->dlb.intervals ? md->dlb.sum_imbalance / md->dlb.intervals : 0.0,
+        .imbalance_max = md->dlb.max_imbalance,
+        .imbalance_last = md->dlb.last_imbalance,
+        .imbalance_lost = md->dlb.lost,
+        .home_avg = counts_sum[0] / md->sys.dd.nranks,
+        .home_max = counts_max[0],
+        .ghost_avg = counts_sum[1] / md->sys.dd.nranks,
+        .ghost_max = counts_max[1],
     };
+    for (int p = 0; p < HMD_TIMER_NPHASES; p++) {
+        perf.phase_min[p] = -mn[p];
+        perf.phase_avg[p] = sum[p] / md->sys.dd.nranks;
+        perf.phase_max[p] = mx[p];
+    }
     if (hmd_comm_rank() != 0) {
         return;
     }

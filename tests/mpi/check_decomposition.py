@@ -10,6 +10,9 @@ Usage: check_decomposition.py TEST MPIEXEC HALOMD DATA WORKDIR
                growth.
   skin         with nstlist set, an atom that moves more than half the buffer between updates
                stops the run with a message naming the step, the atom and the distance.
+  balance      a system whose atoms fill half the cell, split in two along the empty
+               direction: without load balancing one rank idles (imbalance near 100%); with
+               dlb = yes the boundary moves until the imbalance of the last interval is small.
   replicated   dd-mode = replicated (all-gathered positions, 2 x cut-off halo evaluated as
                full atoms, all-reduced forces) gives the forces, energy and trajectory of halo
                mode, on 1, 2 and 4 ranks.
@@ -170,7 +173,35 @@ def replicated(mpiexec, halomd, data, work):
     return ok
 
 
-TESTS = {"invariance": invariance, "trajectory": trajectory, "skin": skin,
+def balance(mpiexec, halomd, data, work):
+    os.makedirs(work, exist_ok=True)
+    # water_192_ortho with its cell doubled along c: the atoms fill the lower half
+    lines = open(f"{data}/structures/water_192_ortho.xyz").read().splitlines()
+    head = lines[1]
+    lat = head.split('Lattice="')[1].split('"')[0].split()
+    lat[8] = repr(2 * float(lat[8]))
+    lines[1] = head.replace(head.split('Lattice="')[1].split('"')[0], " ".join(lat))
+    conf = os.path.join(work, "half_empty.xyz")
+    open(conf, "w").write("\n".join(lines[:194]) + "\n")
+    ok = True
+    result = {}
+    for dlb in ("no", "yes"):
+        mpirun(mpiexec, 2, [halomd, "run", "-m", f"{data}/models/se_e2_a_water_one_side.dp", "-c",
+                            conf, "-dd", "1", "1", "2", "-nsteps", "200", "-set", "dt=0.0002",
+                            "-set", "nstlist=10", "-set", f"dlb={dlb}", "-set", "nstenergy=0",
+                            "-set", "nstlog=0", "-deffnm", f"dlb_{dlb}"], work)
+        result[dlb] = json.load(open(os.path.join(work, f"dlb_{dlb}.perf.json")))["decomposition"]
+        print(dlb, result[dlb])
+    ok &= check(result["no"]["imbalance_last"] > 0.5,
+                f"dlb = no: imbalance {100 * result['no']['imbalance_last']:.0f}% (one rank idles)")
+    ok &= check(result["yes"]["imbalance_last"] < 0.25 and result["yes"]["dlb_moves"] > 0,
+                f"dlb = yes: imbalance of the last interval "
+                f"{100 * result['yes']['imbalance_last']:.0f}% after "
+                f"{result['yes']['dlb_moves']} moves")
+    return ok
+
+
+TESTS = {"balance": balance, "invariance": invariance, "trajectory": trajectory, "skin": skin,
          "replicated": replicated}
 
 
