@@ -13,15 +13,21 @@ see tests/data/README.md. The helpers above the "Generation" line use only the s
 Pipeline:
 1. Structures: `gmx solvate` fills boxes with the equilibrated SPC water of spc216.gro
    (deterministic), written as extended XYZ by ASE; derived files (cluster, multi-frame, mixed
-   O/H/C box) are made from them with a seeded numpy generator. Every golden is computed on the
-   coordinates as read back from the written file (XYZ: 8 decimals, Å; GRO: 3 decimals, nm x 10).
-2. Models: built with deepmd.pt get_model() from a normalised config (random weights, fixed
-   seeds, no training), descriptor statistics (davg/dstd) computed by DeePMD-kit from the water
-   boxes, energy bias set to fixed per-type values, scripted and saved as .pth, converted with
-   `dp convert-backend x.pth x.dp`. The .dp is checked against the .pth (energies).
+   O/H/C box) are made from them with a seeded numpy generator; the H/C/N/O mixture box by
+   seeded random placement of small molecules. Every golden is computed on the coordinates as
+   read back from the written file (XYZ: 8 decimals, Å; GRO: 3 decimals, nm x 10).
+2. Models (se_e2_a, DPA-1/se_atten, se_atten_v2): built with deepmd.pt get_model() from a
+   normalised config (random weights, fixed seeds, no training), descriptor statistics
+   (davg/dstd) computed by DeePMD-kit from the water boxes (and the mixture box), energy bias set
+   to fixed per-type values, min_nbor_dist from DeePMD-kit's neighbour statistics (newer
+   models), scripted and saved as .pth, converted with `dp convert-backend x.pth x.dp` (its
+   function, in this process). The .dp is checked against the .pth (energies).
 3. Goldens: DeepPot(x.pth).eval(..., atomic=True) in float64 (the .dp numpy path has no forces).
+   Compressed goldens: DeepPot on the .pth made by `dp --pt compress`; some compressed models
+   are also written as .dp by `dp --dp compress`.
 4. DeePMD-kit's own test case (deeppot.dp + deeppot-testcase.yaml) converted to structures and
    goldens.
+5. Small untrained DPA-2, DPA-3 and spin models for tests/data/bad (halomd refuses them).
 """
 
 import argparse
@@ -37,6 +43,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +54,13 @@ QUANTITIES = ("energy", "atom_energy", "force", "virial")
 GOLDEN_KEYS = ("schema", "description", "model", "structure", "provenance", "tolerance", "frames")
 PROVENANCE_KEYS = ("tool", "deepmd_kit_version", "torch_version", "backend", "date", "command",
                    "notes")
+# Optional keys. provenance.nparams: DeePMD-kit's parameter count of the model (int);
+# provenance.nparams_detail: {"descriptor": int, "fitting_net": int}; provenance.sensitive_pairs:
+# [[frame, centre i, neighbour j, r], ...], neighbour entries whose values depend on the rounding
+# of the switching function (tests/data/README.md, "Sensitive goldens"). Top-level "compression"
+# (between "tolerance" and "frames"): the golden is DeePMD-kit's compressed model (tabulated
+# embedding net), made from `model` with these table parameters.
+COMPRESSION_KEYS = ("stride0", "stride1", "extrapolate", "check_frequency", "min_nbor_dist")
 UPSTREAM_TESTCASE = ("deepmodeling/deepmd-kit source/tests/infer/deeppot-testcase.yaml "
                      "(model source/tests/infer/deeppot.yaml as deeppot.dp), LGPL-3.0-or-later")
 
@@ -274,15 +288,25 @@ def _vec(v):
     return "[" + ", ".join(_num(x) for x in v) + "]"
 
 
+def _json_block(obj):
+    """json.dumps with indent 2, lists of numbers on one line, indented by 2 more."""
+    text = json.dumps(obj, indent=2)
+    text = re.sub(r"\[\s+([-+0-9.eE,\s]+?)\s+\]",
+                  lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
+    return text.replace("\n", "\n  ")
+
+
 def format_golden(doc):
     """JSON text of a golden document: keys in schema order, floats as repr (round-trip exact),
     one force row per line."""
     out = ["{"]
     for k in ("schema", "description", "model", "structure"):
         out.append(f"  {json.dumps(k)}: {json.dumps(doc[k])},")
-    prov = json.dumps(doc["provenance"], indent=2).replace("\n", "\n  ")
+    prov = _json_block(doc["provenance"])
     out.append(f'  "provenance": {prov},')
     out.append(f'  "tolerance": {json.dumps(doc["tolerance"])},')
+    if "compression" in doc:
+        out.append(f'  "compression": {_json_block(doc["compression"])},')
     out.append('  "frames": [')
     for fi, fr in enumerate(doc["frames"]):
         ae = fr["atom_energy"]
@@ -324,6 +348,12 @@ def check_golden(doc, data_dir=None):
             p.append(f"tolerance.{q} missing or not in (0, 1)")
     if tol.get("definition") != TOL_DEFINITION:
         p.append("tolerance.definition differs from the schema's")
+    if "sensitive" in tol:
+        sens = tol["sensitive"]
+        if (not isinstance(sens, dict) or set(sens) != {"atoms", "force", "virial"}
+                or not all(isinstance(a, list) and len(a) == 2 for a in sens["atoms"])):
+            p.append("tolerance.sensitive should be {atoms: [[frame, atom], ...], force, virial}")
+    p += _check_optional(doc, data_dir)
     frames = doc["frames"]
     if not isinstance(frames, list) or not frames:
         p.append("frames should be a non-empty list")
@@ -363,13 +393,74 @@ def check_golden(doc, data_dir=None):
     return p
 
 
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_optional(doc, data_dir):
+    """Checks of the optional provenance.nparams(_detail) and compression keys."""
+    p = []
+    extra = set(doc) - set(GOLDEN_KEYS) - {"compression"}
+    if extra:
+        p.append(f"unknown top-level keys {sorted(extra)}")
+    prov = doc["provenance"]
+    if "nparams" in prov and not (_is_int(prov["nparams"]) and prov["nparams"] > 0):
+        p.append("provenance.nparams should be a positive integer")
+    if "nparams_detail" in prov:
+        det = prov["nparams_detail"]
+        if not (isinstance(det, dict) and set(det) == {"descriptor", "fitting_net"}
+                and all(_is_int(v) and v > 0 for v in det.values())):
+            p.append("provenance.nparams_detail should be {descriptor, fitting_net} counts")
+        elif prov.get("nparams") != det["descriptor"] + det["fitting_net"]:
+            p.append("provenance.nparams is not descriptor + fitting_net")
+    if "sensitive_pairs" in prov:
+        sp = prov["sensitive_pairs"]
+        if not (isinstance(sp, list) and sp and all(
+                isinstance(x, list) and len(x) == 4 and all(_is_int(v) for v in x[:3])
+                and isinstance(x[3], float) for x in sp)):
+            p.append("provenance.sensitive_pairs should be [[frame, i, j, r], ...]")
+    comp = doc.get("compression")
+    if comp is None:
+        return p
+    if not isinstance(comp, dict):
+        return p + ["compression should be an object"]
+    for k in COMPRESSION_KEYS:
+        v = comp.get(k)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            p.append(f"compression.{k} missing or not a number")
+    if not all(isinstance(comp.get(k), (int, float)) and comp[k] > 0
+               for k in ("stride0", "stride1", "extrapolate", "min_nbor_dist")):
+        p.append("compression: stride0, stride1, extrapolate, min_nbor_dist should be > 0")
+    if "check_frequency" in comp and not _is_int(comp["check_frequency"]):
+        p.append("compression.check_frequency should be an integer")
+    diff = comp.get("deepmd_rel_diff_vs_uncompressed")
+    if not (isinstance(diff, dict) and set(diff) == set(QUANTITIES)
+            and all(isinstance(v, (int, float)) and v >= 0 for v in diff.values())):
+        p.append("compression.deepmd_rel_diff_vs_uncompressed should give the 4 quantities")
+    cm = comp.get("compressed_model")
+    if cm is not None:
+        if not isinstance(cm, str):
+            p.append("compression.compressed_model should be a path")
+        elif data_dir is not None and not (Path(data_dir) / cm).is_file():
+            p.append(f"compressed model file {cm} not found")
+    return p
+
+
 def compare_golden(new, ref):
     """Differences of `new` against the committed `ref`, using ref's tolerance.
     Returns a list of messages (empty when within tolerance)."""
     msgs = []
-    for k in ("description", "model", "structure"):
+    for k in ("description", "model", "structure", "tolerance"):
         if new.get(k) != ref.get(k):
             msgs.append(f"{k}: {new.get(k)!r} != {ref.get(k)!r}")
+    if ("compression" in new) != ("compression" in ref):
+        msgs.append("compression: present in only one of them")
+    elif "compression" in new:
+        for k in COMPRESSION_KEYS + ("compressed_model",):
+            a, b = new["compression"].get(k), ref["compression"].get(k)
+            if a != b and not (k == "min_nbor_dist" and isinstance(a, float)
+                               and isinstance(b, float) and abs(a - b) <= 1e-12 * abs(b)):
+                msgs.append(f"compression.{k}: {a!r} != {b!r}")
     if len(new["frames"]) != len(ref["frames"]):
         return msgs + [f"{len(new['frames'])} frames != {len(ref['frames'])}"]
     for i, (a, b) in enumerate(zip(new["frames"], ref["frames"])):
@@ -429,8 +520,8 @@ MIXED_C_WATERS = (0, 8, 16, 24)  # waters of the small box whose O becomes C
 
 # Per-type energy bias (eV): the bias_atom_e of DeePMD-kit's own PyTorch water test model
 # (source/tests/infer/deeppot_sea.yaml: -93.5737, -187.1474), rounded; its 1:2 ratio is the
-# minimum-norm least-squares fit DeePMD-kit makes from water-only energies. C is arbitrary.
-BIAS = {"O": -93.57, "H": -187.15, "C": -155.0}
+# minimum-norm least-squares fit DeePMD-kit makes from water-only energies. C and N are arbitrary.
+BIAS = {"O": -93.57, "H": -187.15, "C": -155.0, "N": -270.0}
 
 
 def _water_config(type_one_side, precision, seed):
@@ -447,6 +538,56 @@ def _water_config(type_one_side, precision, seed):
 
 
 STAT_WATER = ["water_192_ortho.xyz", "water_192_triclinic.xyz", "water_96_small.xyz"]
+HCNO_BOX = "hcno_270_mixture.xyz"
+STAT_HCNO = STAT_WATER + [HCNO_BOX]
+
+# Mixture box (H, C, N, O): small molecules (ASE's g2 geometries) placed one after the other at
+# random positions and orientations (numpy default_rng(SEED_HCNO)), largest molecules first, a
+# placement kept only if every intermolecular distance (minimum image) is at least HCNO_MIN_DIST
+# for that pair of atom kinds (heavy = C, N, O). Molecules are written whole, in placement order.
+SEED_HCNO = 20251130
+HCNO_CELL = (14.0, 14.2, 14.4)
+HCNO_MOLECULES = (("CH3CN", 8), ("CH3OH", 10), ("CH4", 10), ("NH3", 10), ("H2O", 24))
+HCNO_MIN_DIST = {"heavy-heavy": 2.7, "heavy-H": 2.0, "H-H": 1.8}
+
+
+def _bias(type_map):
+    return [BIAS[t] for t in type_map]
+
+
+def _dpa1_small(type_map, seed, **desc):
+    """Small DPA-1 (se_atten) energy model config: neuron [8, 16], axis 4, attn 16; `desc`
+    overrides descriptor keys (every option that a variant is about is written out)."""
+    d = {"type": "dpa1", "rcut": 6.0, "rcut_smth": 0.5, "sel": 120, "neuron": [8, 16],
+         "axis_neuron": 4, "attn": 16, "attn_layer": 2, "tebd_dim": 8,
+         "activation_function": "tanh", "resnet_dt": False, "precision": "float64",
+         "seed": seed}
+    d.update(desc)
+    return {"type_map": list(type_map), "descriptor": d,
+            "fitting_net": {"neuron": [32, 32, 32], "resnet_dt": True,
+                            "activation_function": "tanh", "precision": "float64",
+                            "seed": seed + 1}}
+
+
+def _dpa1_water(seed, precision, neuron=(25, 50, 100), attn=128, **over):
+    """DeePMD-kit's examples/water/se_atten/input_torch.json model section (dpa1, sel 120,
+    rcut 6.0, rcut_smth 0.5, tebd 8, axis 16, type_one_side, attn_layer 2, attn_dotr, no mask,
+    tanh, scaling_factor 1.0, normalize, temperature 1.0; fitting [240, 240, 240] resnet_dt),
+    with seeds and precision added; `neuron`, `attn` and `over` (descriptor keys) changed for
+    the 1.6M variant."""
+    cfg = {
+        "type_map": ["O", "H"],
+        "descriptor": {"type": "dpa1", "sel": 120, "rcut_smth": 0.5, "rcut": 6.0,
+                       "neuron": list(neuron), "tebd_dim": 8, "axis_neuron": 16,
+                       "type_one_side": True, "attn": attn, "attn_layer": 2, "attn_dotr": True,
+                       "attn_mask": False, "activation_function": "tanh",
+                       "scaling_factor": 1.0, "normalize": True, "temperature": 1.0,
+                       "precision": precision, "seed": seed},
+        "fitting_net": {"neuron": [240, 240, 240], "resnet_dt": True, "precision": precision,
+                        "seed": seed + 1},
+    }
+    cfg["descriptor"].update(over)
+    return cfg
 
 # out_bias: model-level bias (PyTorch 3.x place); bias_atom_e: fitting-level bias. DeePMD-kit adds
 # both; the 3-type variant splits the per-type bias between them so that both paths are tested.
@@ -454,15 +595,18 @@ MODELS = {
     "se_e2_a_water_one_side": {
         "config": _water_config(True, "float64", 1),
         "out_bias": [BIAS["O"], BIAS["H"]], "bias_atom_e": None, "stat": STAT_WATER,
+        "min_nbor_dist": True,
         "about": "se_e2_a water model (DeePMD-kit v2 water setting, type_one_side, float64)"},
     "se_e2_a_water_two_side": {
         "config": _water_config(False, "float64", 3),
         "out_bias": [BIAS["O"], BIAS["H"]], "bias_atom_e": None, "stat": STAT_WATER,
+        "min_nbor_dist": True,
         "about": "se_e2_a water model (DeePMD-kit v2 water setting, two-side, float64)"},
     "se_e2_a_water_fp32": {
         "config": _water_config(True, "float32", 5),
         "out_bias": [BIAS["O"], BIAS["H"]], "bias_atom_e": None, "stat": STAT_WATER,
-        "about": "se_e2_a water model (type_one_side, float32 descriptor and fitting)"},
+        "about": "se_e2_a water model (type_one_side, float32 descriptor and fitting)",
+        "f64eval_about": "float32 se_e2_a water model"},
     "se_e2_a_small_gelu_excl": {
         "config": {
             "type_map": ["O", "H"],
@@ -494,6 +638,115 @@ MODELS = {
         "about": ("small se_e2_a variant (3 types O/H/C, one-side, exclude_types [[1,1]], "
                   "softplus embedding with resnet_dt, relu fitting, rcut 5.0, rcut_smth 1.0, "
                   "bias split between bias_atom_e and out_bias)")},
+    # --- models added with DPA-1 and compression. Every one carries min_nbor_dist (computed by
+    # DeePMD-kit's neighbour statistics from its `stat` structures, as `dp train` does).
+    "se_e2_a_small_tanh": {
+        "config": {
+            "type_map": ["O", "H"],
+            "descriptor": {"type": "se_e2_a", "rcut": 6.0, "rcut_smth": 0.5, "sel": [46, 92],
+                           "neuron": [8, 16], "axis_neuron": 4, "type_one_side": False,
+                           "resnet_dt": False, "activation_function": "tanh",
+                           "precision": "float64", "seed": 45},
+            "fitting_net": {"neuron": [32, 32, 32], "resnet_dt": True,
+                            "activation_function": "tanh", "precision": "float64", "seed": 46},
+        },
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("small se_e2_a for compression (two-side, neuron [8,16], axis 4, "
+                  "resnet_dt false, tanh)")},
+    "dpa1_small_concat": {
+        "config": _dpa1_small("OH", 21, tebd_input_mode="concat", attn_layer=2,
+                              smooth_type_embedding=False, type_one_side=False,
+                              set_davg_zero=True, attn_dotr=True, normalize=True,
+                              concat_output_tebd=True),
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("small DPA-1 (concat, attn_layer 2, smooth_type_embedding false, two-side, "
+                  "set_davg_zero true, attn_dotr, normalize, concat_output_tebd)")},
+    "dpa1_small_concat_davg": {
+        "config": _dpa1_small("OH", 23, tebd_input_mode="concat", attn_layer=2,
+                              smooth_type_embedding=False, type_one_side=True,
+                              set_davg_zero=False, attn_dotr=False, normalize=True,
+                              concat_output_tebd=False),
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("small DPA-1 (concat, attn_layer 2, smooth false, type_one_side, "
+                  "set_davg_zero false, attn_dotr false, concat_output_tebd false)")},
+    "dpa1_small_strip_smooth_temp": {
+        "config": _dpa1_small("OH", 25, rcut=5.0, rcut_smth=1.0, sel=80,
+                              tebd_input_mode="strip", attn_layer=2, smooth_type_embedding=True,
+                              type_one_side=False, set_davg_zero=False, attn_dotr=True,
+                              normalize=False, temperature=0.7, concat_output_tebd=True),
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("small DPA-1 (strip, attn_layer 2, smooth true, two-side, set_davg_zero "
+                  "false, normalize false, temperature 0.7, rcut 5.0, rcut_smth 1.0, sel 80)")},
+    "dpa1_small_strip_oneside": {
+        "config": _dpa1_small("OH", 27, tebd_input_mode="strip", attn_layer=1,
+                              smooth_type_embedding=False, type_one_side=True,
+                              set_davg_zero=False, scaling_factor=2.0, use_tebd_bias=True,
+                              concat_output_tebd=True),
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("small DPA-1 (strip, attn_layer 1, smooth false, type_one_side, "
+                  "set_davg_zero false, scaling_factor 2.0, use_tebd_bias)")},
+    "dpa1_small_tebd2_excl": {
+        "config": _dpa1_small("OH", 29, tebd_dim=2, tebd_input_mode="concat", attn_layer=1,
+                              smooth_type_embedding=True, type_one_side=False,
+                              set_davg_zero=False, exclude_types=[[0, 1]],
+                              concat_output_tebd=True),
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("small DPA-1 (tebd_dim 2 = ntypes: resnet skip in the type embedding; concat, "
+                  "attn_layer 1, smooth true, two-side, set_davg_zero false, exclude_types "
+                  "[[0,1]])")},
+    "dpa1_small_strip_l0": {
+        "config": _dpa1_small("OH", 31, tebd_input_mode="strip", attn_layer=0,
+                              smooth_type_embedding=True, type_one_side=False,
+                              set_davg_zero=False, concat_output_tebd=True),
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("small DPA-1 (strip, attn_layer 0, smooth true, two-side, set_davg_zero "
+                  "false): fully compressible")},
+    "se_atten_v2_small": {
+        "config": _dpa1_small("OH", 33, type="se_atten_v2", attn_layer=2, type_one_side=False,
+                              set_davg_zero=False, concat_output_tebd=True),
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("small se_atten_v2 (strip and smooth forced, attn_layer 2, two-side, "
+                  "set_davg_zero false)")},
+    "dpa1_small_hcno": {
+        "config": _dpa1_small("HCNO", 35, tebd_input_mode="concat", attn_layer=2,
+                              smooth_type_embedding=True, type_one_side=False,
+                              set_davg_zero=False, concat_output_tebd=True),
+        "out_bias": _bias("HCNO"), "bias_atom_e": None, "stat": STAT_HCNO,
+        "min_nbor_dist": True,
+        "about": ("small DPA-1, type_map [H, C, N, O] (concat, attn_layer 2, smooth true, "
+                  "two-side, set_davg_zero false)")},
+    "dpa1_small_hcno_strip": {
+        "config": _dpa1_small("OHCN", 37, tebd_input_mode="strip", attn_layer=1,
+                              smooth_type_embedding=False, type_one_side=True,
+                              set_davg_zero=False, concat_output_tebd=False),
+        "out_bias": _bias("OHCN"), "bias_atom_e": None, "stat": STAT_HCNO,
+        "min_nbor_dist": True,
+        "about": ("small DPA-1, type_map [O, H, C, N] (strip, attn_layer 1, smooth false, "
+                  "type_one_side, set_davg_zero false, concat_output_tebd false)")},
+    "se_atten_v2_small_hcno": {
+        "config": _dpa1_small("CHON", 39, type="se_atten_v2", rcut=5.5, sel=100, attn_layer=2,
+                              type_one_side=True, set_davg_zero=False,
+                              concat_output_tebd=True),
+        "out_bias": _bias("CHON"), "bias_atom_e": None, "stat": STAT_HCNO,
+        "min_nbor_dist": True,
+        "about": ("small se_atten_v2, type_map [C, H, O, N] (attn_layer 2, type_one_side, "
+                  "rcut 5.5, sel 100)")},
+    "dpa1_water": {
+        "config": _dpa1_water(41, "float64"),
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("DPA-1 water model (DeePMD-kit examples/water/se_atten setting: sel 120, "
+                  "neuron [25,50,100], axis 16, attn 128, 2 layers, tebd 8, fitting "
+                  "[240,240,240], float64)")},
+    "dpa1_1p6m_fp32": {
+        # smooth_type_embedding: DeePMD-kit's float32 evaluation of a non-smooth attn_dotr
+        # model is wrong near rcut (README), so the float32 goldens would be meaningless
+        "config": _dpa1_water(43, "float32", neuron=(64, 128, 256), attn=256,
+                              smooth_type_embedding=True),
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("large DPA-1 water model (neuron [64,128,256], axis 16, attn 256, 2 layers, "
+                  "fitting [240,240,240], smooth_type_embedding true, otherwise the "
+                  "examples/water/se_atten setting; float32)"),
+        "f64eval_about": "float32 1.67M-parameter DPA-1 water model"},
 }
 
 STRUCTURE_ABOUT = {
@@ -506,6 +759,8 @@ STRUCTURE_ABOUT = {
                                    "displaced, displaced and scaled by 1.01)",
     "water_48_cluster.xyz": "non-periodic cluster of 16 waters",
     "ohc_96_small_mixed.xyz": "the 32-water small box with 4 O relabelled C",
+    HCNO_BOX: ("270-atom H/C/N/O mixture (8 acetonitrile, 10 methanol, 10 methane, 10 ammonia, "
+               "24 water), orthorhombic box 14.0 x 14.2 x 14.4 A, 0.82 g/cm3"),
 }
 
 DEEPPOT_CASES = [f"deeppot_case{k}.xyz" for k in (1, 2, 3)]
@@ -514,6 +769,7 @@ DEEPPOT_CASES = [f"deeppot_case{k}.xyz" for k in (1, 2, 3)]
 def generated_files():
     """Model, structure and golden files (relative to tests/data) that generate() writes."""
     models = [f"models/{m}.dp" for m in MODELS] + ["models/deeppot.dp"]
+    models += [f"models/{compressed_dp_name(m, kind)}" for m, kind in COMPRESSED_DP]
     structures = [f"structures/{s}" for s in list(STRUCTURE_ABOUT) + DEEPPOT_CASES]
     goldens = [f"golden/{golden_name(*g)}" for g in GOLDENS]
     goldens += [f"golden/{s.replace('.xyz', '.json')}" for s in DEEPPOT_CASES]
@@ -541,21 +797,115 @@ GOLDENS = [
     ("se_e2_a_small_gelu_excl", "water_192_triclinic.xyz", "pth"),
     ("se_e2_a_small_3types", "water_192_ortho.xyz", "pth"),
     ("se_e2_a_small_3types", "ohc_96_small_mixed.xyz", "pth"),
+    # --- DPA-1 / se_atten_v2
+    ("dpa1_small_concat", "water_192_ortho.xyz", "pth"),
+    ("dpa1_small_concat", "water_96_small.xyz", "pth"),
+    ("dpa1_small_concat", "water_192_ortho_3frames.xyz", "pth"),
+    ("dpa1_small_concat", "water_48_cluster.xyz", "pth"),
+    ("dpa1_small_concat_davg", "water_192_triclinic.xyz", "pth"),
+    ("dpa1_small_concat_davg", "water_96_small.xyz", "pth"),
+    ("dpa1_small_strip_smooth_temp", "water_192_ortho.xyz", "pth"),
+    ("dpa1_small_strip_smooth_temp", "water_192_triclinic.xyz", "pth"),
+    ("dpa1_small_strip_oneside", "water_192_ortho.xyz", "pth"),
+    ("dpa1_small_strip_oneside", "water_96_small.xyz", "pth"),
+    ("dpa1_small_tebd2_excl", "water_192_ortho.xyz", "pth"),
+    ("dpa1_small_tebd2_excl", "water_192_triclinic.xyz", "pth"),
+    ("dpa1_small_strip_l0", "water_192_ortho.xyz", "pth"),
+    ("dpa1_small_strip_l0", "water_192_triclinic.xyz", "pth"),
+    ("se_atten_v2_small", "water_192_ortho.xyz", "pth"),
+    ("se_atten_v2_small", "water_48_cluster.xyz", "pth"),
+    ("dpa1_small_hcno", HCNO_BOX, "pth"),
+    ("dpa1_small_hcno", "water_192_ortho.xyz", "pth"),
+    ("dpa1_small_hcno_strip", HCNO_BOX, "pth"),
+    ("dpa1_small_hcno_strip", "water_96_small.xyz", "pth"),
+    ("se_atten_v2_small_hcno", HCNO_BOX, "pth"),
+    ("dpa1_water", "water_192_ortho.xyz", "pth"),
+    # not on water_192_triclinic.xyz: a neighbour pair there lies 1.8e-4 A inside rcut, where
+    # this model's attn_dotr gate makes the energy depend on the last bit of the wrapped and
+    # image-shifted coordinates (see dotr_sensitive), which DeePMD-kit computes with its own
+    # triclinic arithmetic: such a golden tests round-off, not the model
+    ("dpa1_water", "water_96_small.xyz", "pth"),
+    ("dpa1_water", "water_192_ortho_3frames.xyz", "pth"),
+    ("dpa1_water", "water_48_cluster.xyz", "pth"),
+    ("dpa1_1p6m_fp32", "water_192_ortho.xyz", "pth"),
+    ("dpa1_1p6m_fp32", "water_192_triclinic.xyz", "pth"),
+    ("dpa1_1p6m_fp32", "water_192_ortho.xyz", "f64eval"),
+    ("se_e2_a_small_tanh", "water_192_ortho.xyz", "pth"),
+    # --- compressed models (kind = a key of COMPRESSION_PARAMS): DeepPot on the .pth made by
+    # `dp --pt compress` from model.pth with those table parameters
+    ("se_e2_a_water_one_side", "water_192_ortho.xyz", "compressed"),
+    ("se_e2_a_water_one_side", "water_192_triclinic.xyz", "compressed"),
+    ("se_e2_a_water_one_side", "water_96_small.xyz", "compressed"),
+    ("se_e2_a_water_one_side", "water_192_ortho_3frames.xyz", "compressed"),
+    ("se_e2_a_water_two_side", "water_192_ortho.xyz", "compressed"),
+    ("se_e2_a_water_two_side", "water_192_triclinic.xyz", "compressed"),
+    ("dpa1_small_strip_l0", "water_192_ortho.xyz", "compressed"),
+    ("dpa1_small_strip_l0", "water_192_triclinic.xyz", "compressed"),
+    ("dpa1_small_strip_l0", "water_96_small.xyz", "compressed"),
+    ("se_atten_v2_small", "water_192_ortho.xyz", "compressed"),
+    ("se_atten_v2_small", "water_192_triclinic.xyz", "compressed"),
+    ("se_e2_a_water_one_side", "water_192_ortho.xyz", "compressed_coarse"),
+    ("se_e2_a_small_tanh", "water_192_ortho.xyz", "compressed_coarse"),
+    ("se_e2_a_small_tanh", "water_96_small.xyz", "compressed_coarse"),
+    ("dpa1_small_strip_l0", "water_192_ortho.xyz", "compressed_coarse"),
+    ("dpa1_small_strip_l0", "water_96_small.xyz", "compressed_coarse"),
+    ("dpa1_small_strip_l0", "water_192_ortho_3frames.xyz", "compressed_coarse"),
 ]
+
+# Table parameters of `dp --pt compress -s STRIDE -e EXTRAPOLATE -f CHECK_FREQUENCY` (the second
+# table's stride is 10 x STRIDE). "compressed": DeePMD-kit's defaults. "compressed_coarse": a
+# coarse stride, so that the compression error (about 1e-8 in the forces) is far above the 1e-10
+# tolerance and a golden test can tell tabulated from plain evaluation; also small tables.
+COMPRESSION_PARAMS = {
+    "compressed": {"stride": 0.01, "extrapolate": 5, "check_frequency": -1},
+    "compressed_coarse": {"stride": 0.2, "extrapolate": 4, "check_frequency": 1000},
+}
+# Compressed models also written as .dp (`dp --dp compress`), one per descriptor kind:
+# se_e2_a (tables for every type pair), dpa1 with attn_layer 0 (geometric table + type-pair
+# table), se_atten_v2 with attention layers (type-pair table only).
+COMPRESSED_DP = [("se_e2_a_small_tanh", "compressed_coarse"),
+                 ("dpa1_small_strip_l0", "compressed_coarse"),
+                 ("se_atten_v2_small", "compressed")]
+
+
+def compressed_dp_name(model, kind):
+    return f"{kind}_{model}.dp"
 
 
 def golden_name(model, structure, kind):
     stem, suffix = structure.rsplit(".", 1)
     name = f"{model}__{stem}" + ("_gro" if suffix == "gro" else "")
+    if kind in COMPRESSION_PARAMS:
+        name = f"{kind}_{name}"
     return name + ("__f64eval" if kind == "f64eval" else "") + ".json"
 
 
-# DeepPot(x.dp) (numpy) against DeepPot(x.pth) (PyTorch): energy and atom energies, relative
+# DeepPot(x.dp) (numpy) against DeepPot(x.pth) (PyTorch): energy and atom energies, relative.
+# DP_CHECK_TOL_SENSITIVE: float64 models of dotr_sensitive() on structures with a neighbour pair
+# in the eps branch (the two backends round the switching function differently there).
 DP_CHECK_TOL = {"float64": 1e-10, "float32": 1e-6}
+DP_CHECK_TOL_SENSITIVE = 1e-8
+# the numpy check of every golden is skipped for models this large (only water_192_ortho)
+NUMPY_CHECK_MAX_PARAMS = 100000
+
+
+def _dp_check_tol(cfg, dp_file, frames):
+    tol = DP_CHECK_TOL[cfg["descriptor"]["precision"]]
+    if dotr_sensitive(cfg) and eps_branch_pairs(dp_file, frames, cfg["type_map"]):
+        tol = max(tol, DP_CHECK_TOL_SENSITIVE)
+    return tol
+
+
+def cfg_rc(built, golden):
+    return built[golden.split("__")[0]]["cfg"]["descriptor"]["rcut"]
+
+
+_T0 = time.monotonic()
 
 
 def log(msg):
-    print(f"[make_golden] {msg}", file=sys.stderr, flush=True)
+    t = time.monotonic() - _T0
+    print(f"[make_golden {t:5.0f} s] {msg}", file=sys.stderr, flush=True)
 
 
 # --- structures ---------------------------------------------------------------------------------
@@ -664,20 +1014,57 @@ def make_structures(sdir, exdir, work, gmx):
         sp[3 * w] = "C"
     got["ohc_96_small_mixed.xyz"] = write_xyz(sdir / "ohc_96_small_mixed.xyz",
                                               [dict(small, species=sp)])
+    got[HCNO_BOX] = write_xyz(sdir / HCNO_BOX, [make_hcno_box()])
     return got, cmds
 
 
+def _quat_to_matrix(q):
+    import numpy as np
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def make_hcno_box():
+    """Random sequential placement of HCNO_MOLECULES (ASE g2 geometries, centre of mass at a
+    uniform random point, uniform random orientation from a normalised Gaussian quaternion) in
+    the orthorhombic HCNO_CELL; a trial is kept when all intermolecular minimum-image distances
+    respect HCNO_MIN_DIST. Deterministic (numpy default_rng(SEED_HCNO))."""
+    import numpy as np
+    from ase.build import molecule
+    cell = np.array(HCNO_CELL)
+    rng = np.random.default_rng(SEED_HCNO)
+    pos_all = np.zeros((0, 3))
+    heavy_all = np.zeros(0, dtype=bool)
+    species = []
+    for name, count in HCNO_MOLECULES:
+        mol = molecule(name)
+        p0 = mol.positions - mol.get_center_of_mass()
+        sym = mol.get_chemical_symbols()
+        heavy = np.array([t != "H" for t in sym])
+        for k in range(count):
+            for _trial in range(200000):
+                pos = p0 @ _quat_to_matrix(rng.normal(size=4)).T + rng.uniform(0.0, 1.0, 3) * cell
+                d = pos[:, None, :] - pos_all[None, :, :]
+                d -= np.round(d / cell) * cell
+                r = np.sqrt((d * d).sum(axis=2))
+                both = heavy[:, None] & heavy_all[None, :]
+                none = ~heavy[:, None] & ~heavy_all[None, :]
+                thr = np.where(both, HCNO_MIN_DIST["heavy-heavy"],
+                               np.where(none, HCNO_MIN_DIST["H-H"], HCNO_MIN_DIST["heavy-H"]))
+                if (r >= thr).all():
+                    break
+            else:
+                raise RuntimeError(f"could not place {name} {k} in the mixture box")
+            pos_all = np.concatenate([pos_all, pos])
+            heavy_all = np.concatenate([heavy_all, heavy])
+            species += sym
+    return {"species": species, "positions": pos_all.tolist(),
+            "cell": np.diag(cell).tolist(), "pbc": [True] * 3}
+
+
 # --- models -------------------------------------------------------------------------------------
-
-def _dp_executable():
-    cand = Path(sys.executable).parent / "dp"
-    if cand.exists():
-        return str(cand)
-    found = shutil.which("dp")
-    if not found:
-        raise RuntimeError("the `dp` command of deepmd-kit was not found")
-    return found
-
 
 def _stat_sample(frames, type_map):
     import numpy as np
@@ -703,9 +1090,60 @@ def normalized_config(config):
     return cfg
 
 
-def build_model(name, spec, structures, work, models_dir):
+def write_npy_system(path, frames):
+    """A DeePMD-kit npy data system (type.raw, type_map.raw, set.000/{coord,box}.npy) of
+    periodic frames; its type_map lists the elements in order of first appearance."""
+    import numpy as np
+    species = frames[0]["species"]
+    tmap = list(dict.fromkeys(species))
+    (path / "set.000").mkdir(parents=True, exist_ok=True)
+    (path / "type.raw").write_text("".join(f"{tmap.index(t)}\n" for t in species))
+    (path / "type_map.raw").write_text("".join(f"{t}\n" for t in tmap))
+    np.save(path / "set.000" / "coord.npy",
+            np.array([f["positions"] for f in frames], dtype=np.float64).reshape(len(frames), -1))
+    np.save(path / "set.000" / "box.npy",
+            np.array([f["cell"] for f in frames], dtype=np.float64).reshape(len(frames), 9))
+    return str(path)
+
+
+def write_npy_systems(structures, npy_dir):
+    """npy data systems of every periodic structure (for DeePMD-kit's neighbour statistics and
+    `dp compress -t`); returns {structure file name: system folder}."""
+    out = {}
+    for n, frames in structures.items():
+        if n.endswith(".xyz") and frames[0]["cell"] is not None:
+            out[n] = write_npy_system(npy_dir / n.rsplit(".", 1)[0], frames)
+    return out
+
+
+def training_script(names, type_map, npy, path):
+    """A minimal DeePMD-kit input script whose training data are the structures `names`: what
+    `dp compress -t` reads to compute min_nbor_dist."""
+    path.write_text(json.dumps({
+        "model": {"type_map": list(type_map), "descriptor": {"type": "se_e2_a"},
+                  "fitting_net": {}},
+        "training": {"training_data": {"systems": [npy[n] for n in names], "batch_size": 1}}},
+        indent=1))
+    return path
+
+
+def neighbor_stat(names, type_map, rcut, mixed_type, npy):
+    """DeePMD-kit's neighbour statistics (what `dp train` runs before training) over the
+    structures `names`: (min_nbor_dist, max neighbours within rcut: per type or, mixed, total)."""
+    from deepmd.pt.utils.neighbor_stat import NeighborStat
+    from deepmd.utils.data_system import get_data
+    data = get_data({"systems": [npy[n] for n in names], "batch_size": 1}, 0, list(type_map),
+                    None)
+    stat = NeighborStat(len(type_map), rcut, mixed_type=mixed_type)
+    mnd, maxn = stat.get_stat(data)
+    return float(mnd), [int(x) for x in maxn]
+
+
+def build_model(name, spec, structures, work, models_dir, npy):
     """Random-initialised model with DeePMD-kit statistics and bias -> work/name.pth, and
-    `dp convert-backend` -> models_dir/name.dp."""
+    `dp convert-backend` -> models_dir/name.dp. With spec["min_nbor_dist"], the model carries
+    DeePMD-kit's minimal neighbour distance of its statistics structures (as after `dp train`),
+    which `dp compress` needs. Returns (pth, dp, normalised config, neighbour-statistics dict)."""
     import torch
     from deepmd.pt.model.model import get_model
     cfg = normalized_config(spec["config"])
@@ -721,16 +1159,30 @@ def build_model(name, spec, structures, work, models_dir):
         if spec["bias_atom_e"] is not None:
             be = model.atomic_model.fitting_net.bias_atom_e
             be[:, 0] = torch.tensor(spec["bias_atom_e"], dtype=be.dtype)
+    # neighbour statistics: sel must hold every neighbour (no truncation anywhere)
+    d = cfg["descriptor"]
+    mixed = bool(model.mixed_types())
+    mnd, maxn = neighbor_stat(spec["stat"], tm, d["rcut"], mixed, npy)
+    sel = [d["sel"]] if isinstance(d["sel"], int) else list(d["sel"])
+    if any(n > m for n, m in zip(maxn, sel, strict=True)):
+        raise RuntimeError(f"{name}: neighbours within rcut {maxn} exceed sel {sel}")
+    nstat = {"min_nbor_dist": mnd, "max_nbor": maxn, "sel": sel}
+    if spec.get("min_nbor_dist"):
+        model.min_nbor_dist = torch.tensor(mnd, dtype=torch.float64)
     model.model_def_script = json.dumps(cfg)
     model.eval()
     pth = work / f"{name}.pth"
     torch.jit.save(torch.jit.script(model), str(pth), {"data_modifier.pth": ""})
     dp_file = models_dir / f"{name}.dp"
-    cmd = [_dp_executable(), "convert-backend", str(pth), str(dp_file)]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise RuntimeError(f"{shlex.join(cmd)} failed:\n{res.stderr[-2000:]}")
-    return pth, dp_file, cfg
+    convert_backend(pth, dp_file)
+    return pth, dp_file, cfg, nstat
+
+
+def convert_backend(src, dst):
+    """`dp convert-backend src dst`, run in this process: the function the `dp` command calls
+    (deepmd.entrypoints.convert_backend.convert_backend), which saves 5 s of start-up per model."""
+    from deepmd.entrypoints.convert_backend import convert_backend as dp_convert_backend
+    dp_convert_backend(INPUT=str(src), OUTPUT=str(dst))
 
 
 def _to_float64(obj):
@@ -753,19 +1205,216 @@ def make_f64_twin(pth, out):
     return out
 
 
+# --- parameter counts ---------------------------------------------------------------------------
+
+def count_dp_params(dp_file):
+    """Trainable parameters as deepmd.md 4.2 counts them: the sizes of every `w`, `b` and `idt`
+    array of the Layer and LayerNorm nodes under model.descriptor and model.fitting of the .dp
+    (statistics davg/dstd, biases bias_atom_e/out_bias/out_std excluded)."""
+    import h5py
+    with h5py.File(dp_file, "r") as f:
+        meta = json.loads(f.attrs["json"])
+
+        def walk(node):
+            n = 0
+            if isinstance(node, dict):
+                if node.get("@class") in ("Layer", "LayerNorm"):
+                    for k in ("w", "b", "idt"):
+                        ref = node["@variables"].get(k)
+                        if ref is not None:
+                            n += int(f[ref].size)
+                n += sum(walk(v) for k, v in node.items() if k != "@variables")
+            elif isinstance(node, list):
+                n += sum(walk(v) for v in node)
+            return n
+
+        return {"descriptor": walk(meta["model"]["descriptor"]),
+                "fitting_net": walk(meta["model"]["fitting"])}
+
+
+def count_params(pth, dp_file):
+    """DeePMD-kit's parameter count (`dp show model.pth size`: DeepPot.get_model_size(), the
+    PyTorch parameters of the descriptor and the fitting net), checked against the .dp count."""
+    size = _deeppot(pth).get_model_size()
+    got = {"descriptor": int(size["descriptor"]), "fitting_net": int(size["fitting-net"])}
+    if got != count_dp_params(dp_file):
+        raise RuntimeError(f"{pth}: dp show size {got} != w/b/idt arrays of the .dp "
+                           f"{count_dp_params(dp_file)}")
+    return got
+
+
+# --- compression ----------------------------------------------------------------------------------
+
+def compress_pth(name, kind, pth, work):
+    """`dp --pt compress -i name.pth -o kind_name.pth -s S -e E -f F` (in this process: the
+    function the command calls). Returns (compressed .pth, description of its tables)."""
+    import numpy as np
+    import torch
+    from deepmd.pt.entrypoints.compress import enable_compression
+    par = COMPRESSION_PARAMS[kind]
+    out = work / f"{kind}_{name}.pth"
+    enable_compression(input_file=str(pth), output=str(out), stride=par["stride"],
+                       extrapolate=par["extrapolate"], check_frequency=par["check_frequency"])
+    sd = torch.jit.load(str(out), map_location="cpu").state_dict()
+    info = {int(m.group(1)): k for k in sd
+            if (m := re.search(r"\.compress_info\.(\d+)$", k))}
+    tables = []
+    for i in sorted(info):
+        ci = sd[info[i]].double().tolist()
+        cd = sd[info[i].replace("compress_info", "compress_data")]
+        if not ci:
+            continue
+        lower, upper, _ext_upper, s0, s1, _cf = ci
+        n1 = int((upper - lower) / s0)
+        if len(np.arange(lower, upper, s0)) != n1:
+            raise RuntimeError(f"{name}: table {i}: np.arange knot count differs from "
+                               f"int((upper-lower)/stride0)")
+        tables.append({"net": i, "info": ci, "shape": list(cd.shape)})
+    meta = {"stride0": par["stride"], "stride1": par["stride"] * 10,
+            "extrapolate": par["extrapolate"], "check_frequency": par["check_frequency"],
+            "min_nbor_dist": float(sd["min_nbor_dist"]),
+            "command": (f"dp --pt compress -i {name}.pth -o {kind}_{name}.pth -s {par['stride']} "
+                        f"-e {par['extrapolate']} -f {par['check_frequency']}"),
+            "tables": tables}
+    for t in tables:
+        if t["info"][3:5] != [meta["stride0"], meta["stride1"]]:
+            raise RuntimeError(f"{name}: table strides {t['info'][3:5]} differ from the options")
+    te = [k for k in sd if k.endswith(".type_embd_data")]
+    if te:
+        meta["geo_compress"] = bool(tables)
+        meta["type_embd_data_shape"] = list(sd[te[0]].shape)
+    return out, meta
+
+
+def compress_dp(name, kind, dp_file, cfg, spec, npy, work, models_dir):
+    """`dp --dp compress -i name.dp -o kind_name.dp -s S -e E -f F -t train.json` (in this
+    process). -t is needed: deepmd-kit 3.2.0's native compressor does not find the
+    min_nbor_dist that the PyTorch backend stores in the .dp ("@variables"), so it recomputes
+    it from the training data (the same structures and statistics code)."""
+    from deepmd.dpmodel.entrypoints.compress import enable_compression
+    par = COMPRESSION_PARAMS[kind]
+    script = training_script(spec["stat"], cfg["type_map"], npy, work / f"train_{name}.json")
+    out = models_dir / compressed_dp_name(name, kind)
+    enable_compression(input_file=str(dp_file), output=str(out), stride=par["stride"],
+                       extrapolate=par["extrapolate"], check_frequency=par["check_frequency"],
+                       training_script=str(script))
+    return out
+
+
+def check_compressed_dp(out, meta, compressed_pth):
+    """The compressed .dp must hold the same tables as DeePMD-kit's compressed .pth: the same
+    compress_info, values/derivatives (coefficients a0, a1, a2) to 1e-12 relative; a3..a5 are
+    differences of nearly equal numbers divided by stride^3..stride^5 and carry the round-off of
+    the two computations. Returns the largest relative differences per coefficient."""
+    import h5py
+    import numpy as np
+    import torch
+    with h5py.File(out, "r") as f:
+        meta_dp = json.loads(f.attrs["json"])
+        comp = meta_dp["model"]["descriptor"]["compress"]["@variables"]
+        data = [f[r][()] if r is not None else None for r in comp.get("compress_data", [])]
+        info = [f[r][()] if r is not None else None for r in comp.get("compress_info", [])]
+    if abs(float(meta_dp["min_nbor_dist"]) - meta["min_nbor_dist"]) > 1e-15:
+        raise RuntimeError(f"{out}: min_nbor_dist {meta_dp['min_nbor_dist']} != "
+                           f"{meta['min_nbor_dist']}")
+    sd = torch.jit.load(str(compressed_pth), map_location="cpu").state_dict()
+    worst = [0.0] * 6
+    for t in meta["tables"]:
+        i = t["net"]
+        if info[i].tolist() != t["info"]:
+            raise RuntimeError(f"{out}: table {i} info {info[i].tolist()} != {t['info']}")
+        ref = [v for k, v in sd.items() if k.endswith(f".compress_data.{i}")][0].numpy()
+        for c in range(6):
+            a, b = data[i][:, c::6], ref[:, c::6]
+            worst[c] = max(worst[c], float(np.abs(a - b).max() / np.abs(b).max()))
+    if max(worst[:3]) > 1e-12:
+        raise RuntimeError(f"{out}: table values differ from the .pth's: {worst}")
+    if "type_embd_data_shape" in meta:
+        with h5py.File(out, "r") as f:
+            a = f[comp["type_embd_data"]][()]
+        b = [v for k, v in sd.items() if k.endswith(".type_embd_data")][0].numpy()
+        if a.shape != b.shape or np.abs(a - b).max() > 1e-14 * np.abs(b).max():
+            raise RuntimeError(f"{out}: type_embd_data differs from the .pth's")
+    return worst
+
+
+# --- models DeePMD-kit 3.2.0 can make that halomd refuses (tests/data/bad) -----------------------
+
+BAD_MODELS = {
+    "dpa2.dp": {
+        "type_map": ["O", "H"],
+        "descriptor": {"type": "dpa2",
+                       "repinit": {"rcut": 4.0, "rcut_smth": 0.5, "nsel": 30, "neuron": [4, 8],
+                                   "axis_neuron": 2, "tebd_dim": 4},
+                       "repformer": {"rcut": 3.0, "rcut_smth": 0.5, "nsel": 10, "nlayers": 1,
+                                     "g1_dim": 8, "g2_dim": 4, "attn2_hidden": 4,
+                                     "attn2_nhead": 1, "attn1_hidden": 4, "attn1_nhead": 1,
+                                     "axis_neuron": 2},
+                       "precision": "float64", "seed": 51},
+        "fitting_net": {"neuron": [8, 8], "precision": "float64", "seed": 52}},
+    "dpa3.dp": {
+        "type_map": ["O", "H"],
+        "descriptor": {"type": "dpa3",
+                       "repflow": {"n_dim": 8, "e_dim": 4, "a_dim": 4, "nlayers": 1,
+                                   "e_rcut": 4.0, "e_rcut_smth": 0.5, "e_sel": 30,
+                                   "a_rcut": 3.0, "a_rcut_smth": 0.5, "a_sel": 10,
+                                   "axis_neuron": 2},
+                       "precision": "float64", "seed": 53},
+        "fitting_net": {"neuron": [8, 8], "precision": "float64", "seed": 54}},
+    "spin_se_e2_a.dp": {
+        "type_map": ["O", "H"],
+        "descriptor": {"type": "se_e2_a", "rcut": 4.0, "rcut_smth": 0.5, "sel": [10, 20],
+                       "neuron": [4, 8], "axis_neuron": 2, "precision": "float64", "seed": 55},
+        "fitting_net": {"neuron": [8, 8], "precision": "float64", "seed": 56},
+        "spin": {"use_spin": [True, False], "virtual_scale": [0.3]}},
+}
+
+
+def make_bad_models(bad_dir, work):
+    """Small untrained DPA-2, DPA-3 and spin models (default statistics: davg 0, dstd 1), for
+    the tests that halomd refuses them and names the missing feature."""
+    import torch
+    from deepmd.pt.model.model import get_model
+    bad_dir.mkdir(parents=True, exist_ok=True)
+    for fname, config in BAD_MODELS.items():
+        cfg = normalized_config(config)
+        torch.manual_seed(cfg["descriptor"]["seed"])
+        model = get_model(cfg).to("cpu")
+        model.model_def_script = json.dumps(cfg)
+        model.eval()
+        pth = work / fname.replace(".dp", ".pth")
+        torch.jit.save(torch.jit.script(model), str(pth), {"data_modifier.pth": ""})
+        convert_backend(pth, bad_dir / fname)
+
+
 # --- evaluation ---------------------------------------------------------------------------------
 
 _DEEPPOT_CACHE = {}
 
 
-def deepmd_eval(model_file, frames, type_map):
-    """DeepPot(model_file).eval(atomic=True) on frames of equal atoms; list of golden frames."""
-    import numpy as np
+def _deeppot(model_file):
     from deepmd.infer import DeepPot
     key = str(model_file)
     if key not in _DEEPPOT_CACHE:
         _DEEPPOT_CACHE[key] = DeepPot(key)
-    dp = _DEEPPOT_CACHE[key]
+    return _DEEPPOT_CACHE[key]
+
+
+_EVAL_CACHE = {}
+
+
+def deepmd_eval(model_file, frames, type_map):
+    """DeepPot(model_file).eval(atomic=True) on frames of equal atoms; list of golden frames.
+    Results are cached per (model file, frames object)."""
+    key = (str(model_file), id(frames))
+    if key not in _EVAL_CACHE:
+        _EVAL_CACHE[key] = (frames, _deepmd_eval(model_file, frames, type_map))
+    return copy.deepcopy(_EVAL_CACHE[key][1])
+
+
+def _deepmd_eval(model_file, frames, type_map):
+    import numpy as np
+    dp = _deeppot(model_file)
     if list(dp.get_type_map()) != list(type_map):
         raise RuntimeError(f"{model_file}: type map {dp.get_type_map()} != {type_map}")
     species = frames[0]["species"]
@@ -789,16 +1438,84 @@ def deepmd_eval(model_file, frames, type_map):
     return out
 
 
+def dotr_sensitive(cfg):
+    """DPA-1 models whose result depends on the rounding of the switching function for
+    neighbours very close to rcut: attention layers with attn_dotr and without
+    smooth_type_embedding (se_atten_v2 is always smooth). There the gate uses
+    rhat = R[1:4] / max(|R[1:4]|, 1e-12) (torch F.normalize); for |R[1:4]| < 1e-12 (a neighbour
+    within about 2e-4 A of rcut) rhat is R[1:4] * 1e12, proportional to sw(r), which carries a
+    relative rounding error of 1e-16/sw from 1 + u^3 (-6u^2 + 15u - 10)."""
+    d = cfg["descriptor"]
+    return (d["type"] in ("se_atten", "dpa1") and d.get("attn_layer", 0) > 0
+            and d.get("attn_dotr", True) and not d.get("smooth_type_embedding", False))
+
+
+# Forces of the atoms of sensitive pairs and the virial of their frames: the force on i and j
+# through rhat_ij = R_ij[1:4] * 1e12 carries dsw/dr, which is the difference of two O(1) terms
+# cancelling to ~1e-8 (u = (r - rcut_smth) / (rcut - rcut_smth) within 1e-4 of 1), so its
+# rounding (relative ~1e-8) depends on the order of the operations, and DeePMD-kit's is that of
+# torch autograd. Other atoms keep the full tolerance.
+TOL_SENSITIVE = {"force": 1e-6, "virial": 1e-7}
+
+
+def sensitive_tolerance(pairs):
+    """tolerance.sensitive of a golden: the (frame, atom) of both ends of every sensitive pair,
+    with the tolerance of their forces and of their frames' virial."""
+    atoms = sorted({(f, i) for f, i, j, _ in pairs} | {(f, j) for f, i, j, _ in pairs})
+    return {"atoms": [list(a) for a in atoms]} | TOL_SENSITIVE
+
+
+def eps_branch_pairs(dp_file, frames, type_map):
+    """Neighbour pairs (i, j, r) within rcut whose |R_ij[1:4]| = sw(r) / (r dstd[t_i, 0, 1]) is
+    below 1e-12, over all frames; sw computed as DeePMD-kit's PyTorch backend does."""
+    import h5py
+    import numpy as np
+    from ase.neighborlist import neighbor_list
+    with h5py.File(dp_file, "r") as f:
+        d = json.loads(f.attrs["json"])["model"]["descriptor"]
+        dstd = f[d["@variables"]["dstd"]][()]
+    rc, rs = d["rcut"], d["rcut_smth"]
+    out = []
+    for k, fr in enumerate(frames):
+        atoms = _atoms(fr)
+        ii, jj, rr = neighbor_list("ijd", atoms, rc)
+        uu = (np.clip(rr, rs, rc) - rs) / (rc - rs)
+        uu2 = uu * uu
+        sw = uu2 * uu * (-6 * uu2 + 15 * uu - 10) + 1
+        t = np.array([type_map.index(x) for x in fr["species"]])[ii]
+        x = sw / rr / dstd[t, 0, 1]
+        for m in np.nonzero(x < 1e-12)[0]:
+            out.append((k, int(ii[m]), int(jj[m]), float(rr[m])))
+    return out
+
+
+_CHECK_CACHE = {}
+
+
+def min_distance(frames):
+    """Smallest interatomic (minimum-image for periodic frames) distance over the frames."""
+    from ase.neighborlist import neighbor_list
+    return min(float(neighbor_list("d", _atoms(fr), 3.0).min()) for fr in frames)
+
+
 def check_dp_matches(dp_file, frames, expected, type_map, tol):
     """DeepPot(dp_file) (numpy backend: energies only) must reproduce the energies and atom
     energies `expected` (golden frames from the .pth) on `frames`. Returns the largest relative
-    differences (energy, atom energies)."""
+    differences (energy, atom energies). Cached per (file, frames, expected values)."""
+    key = (str(dp_file), id(frames), json.dumps(expected))
+    if key not in _CHECK_CACHE:
+        _CHECK_CACHE[key] = (frames, _check_dp_matches(dp_file, frames, expected, type_map))
+    err_e, err_ae = _CHECK_CACHE[key][1]
+    if not (err_e <= tol and err_ae <= tol):
+        raise RuntimeError(f"{dp_file} does not reproduce the .pth: energy rel. diff "
+                           f"{err_e:.2e}, atom energies {err_ae:.2e} (> {tol:.0e}); the "
+                           "conversion is not lossless")
+    return err_e, err_ae
+
+
+def _check_dp_matches(dp_file, frames, expected, type_map):
     import numpy as np
-    from deepmd.infer import DeepPot
-    key = str(dp_file)
-    if key not in _DEEPPOT_CACHE:
-        _DEEPPOT_CACHE[key] = DeepPot(key)
-    dp = _DEEPPOT_CACHE[key]
+    dp = _deeppot(dp_file)
     atype = np.array([type_map.index(s) for s in frames[0]["species"]], dtype=np.int32)
     err_e = err_ae = 0.0
     for fr, ref in zip(frames, expected, strict=True):
@@ -807,10 +1524,6 @@ def check_dp_matches(dp_file, frames, expected, type_map, tol):
                                      atomic=True)
         err_e = max(err_e, rel_err(float(e[0].item()), ref["energy"]))
         err_ae = max(err_ae, rel_err(ae[0].reshape(-1).tolist(), ref["atom_energy"]))
-    if not (err_e <= tol and err_ae <= tol):
-        raise RuntimeError(f"{dp_file} does not reproduce the .pth: energy rel. diff "
-                           f"{err_e:.2e}, atom energies {err_ae:.2e} (> {tol:.0e}); the "
-                           "conversion is not lossless")
     return err_e, err_ae
 
 
@@ -824,7 +1537,7 @@ def provenance(versions, command, notes, **over):
     return p
 
 
-def _model_notes(name, cfg, spec):
+def _model_notes(name, cfg, spec, built=None):
     d, f = cfg["descriptor"], cfg["fitting_net"]
     bias = f"out_bias {spec['out_bias']}"
     if spec["bias_atom_e"] is not None:
@@ -835,6 +1548,16 @@ def _model_notes(name, cfg, spec):
              f"{', '.join(spec['stat'])}; energy bias set by make_golden.py: {bias} eV per type "
              f"{cfg['type_map']}. Saved as .pth (torch.jit.script), converted with "
              f"`dp convert-backend`.")
+    if built is not None:
+        ns, npar = built["nstat"], built["nparams"]
+        notes += (f" Parameters (dp show x.pth size, equal to the w/b/idt arrays of the .dp): "
+                  f"descriptor {npar['descriptor']}, fitting {npar['fitting_net']}.")
+        notes += (f" DeePMD-kit neighbour statistics of {', '.join(spec['stat'])}: at most "
+                  f"{ns['max_nbor']} neighbours within rcut (sel {ns['sel']}: never truncated)")
+        if spec.get("min_nbor_dist"):
+            notes += (f", min_nbor_dist {ns['min_nbor_dist']!r} stored in the model "
+                      "(@variables.min_nbor_dist of the .dp), as `dp train` does")
+        notes += "."
     acts = {d["activation_function"], f["activation_function"]}
     if "softplus" in acts:
         notes += (" PyTorch's softplus returns x itself where x > 20 (F.softplus threshold), "
@@ -910,8 +1633,27 @@ def make_deeppot_case(shared, data, versions, command):
     log("deeppot test case converted")
 
 
+def _golden_source(s, gmx_cmds):
+    src = f"Structure {s}: {STRUCTURE_ABOUT[s]}"
+    base = s.rsplit(".", 1)[0]
+    if base in GMX_BOXES:
+        src += f" (from `{gmx_cmds[base]}`)"
+    if s.endswith(".gro"):
+        src += "; evaluated on the coordinates as read back from the .gro (nm x 10)"
+    else:
+        src += "; evaluated on the coordinates as read back from the file"
+    if s == "water_192_ortho_3frames.xyz":
+        src += (f"; frames 2 and 3 displaced by numpy default_rng({SEED_DISPLACE}) normal "
+                f"sigma {DISPLACE_SIGMA} A, frame 3 then scaled by {FRAME3_SCALE}")
+    if s == HCNO_BOX:
+        src += (f"; molecules placed by numpy default_rng({SEED_HCNO}), minimum intermolecular "
+                f"distances {HCNO_MIN_DIST} A")
+    return src
+
+
 def generate(root, shared, gmx, command, work):
-    """Writes tests/data/{models,structures,golden} and examples/water under `root`."""
+    """Writes tests/data/{models,structures,golden}, the DPA-2/DPA-3/spin models of
+    tests/data/bad and examples/water under `root`."""
     import deepmd
     import torch
     data = root / "tests" / "data"
@@ -924,85 +1666,187 @@ def generate(root, shared, gmx, command, work):
 
     structures, gmx_cmds = make_structures(data / "structures", exdir, work, gmx)
     log(f"structures written: {', '.join(sorted(structures))}")
+    npy = write_npy_systems(structures, work / "npy")
     make_deeppot_case(shared, data, versions, command)
 
     built = {}
     for name, spec in MODELS.items():
-        pth, dp_file, cfg = build_model(name, spec, structures, work, data / "models")
-        tol = DP_CHECK_TOL[cfg["descriptor"]["precision"]]
+        pth, dp_file, cfg, nstat = build_model(name, spec, structures, work, data / "models",
+                                               npy)
         ortho = structures["water_192_ortho.xyz"]
         err = check_dp_matches(dp_file, ortho, deepmd_eval(pth, ortho, cfg["type_map"]),
-                               cfg["type_map"], tol)
-        built[name] = (pth, cfg)
-        log(f"model {name}: {dp_file.stat().st_size / 1e6:.2f} MB, .dp vs .pth energy "
-            f"rel. diff {err[0]:.1e}, atom energies {err[1]:.1e}")
+                               cfg["type_map"], _dp_check_tol(cfg, dp_file, ortho))
+        nparams = count_params(pth, dp_file)
+        built[name] = {"pth": pth, "cfg": cfg, "nstat": nstat, "nparams": nparams,
+                       "dp_checked": ["water_192_ortho.xyz"]}
+        log(f"model {name}: {dp_file.stat().st_size / 1e6:.2f} MB, "
+            f"{sum(nparams.values())} parameters, neighbours {nstat['max_nbor']} <= sel "
+            f"{nstat['sel']}, min_nbor_dist {nstat['min_nbor_dist']:.6f}"
+            f"{' (stored)' if spec.get('min_nbor_dist') else ''}; .dp vs .pth energy rel. "
+            f"diff {err[0]:.1e}, atom energies {err[1]:.1e}")
     os.symlink("../../tests/data/models/se_e2_a_water_one_side.dp", exdir / "water.dp")
 
-    # float32 model: DeePMD-kit computes in float32; halomd computes in double from the same
-    # float32 weights (= the f64 twin). Tolerance: 10 x the largest float32-vs-float64 difference.
-    fp32 = "se_e2_a_water_fp32"
-    twin = make_f64_twin(built[fp32][0], work / f"{fp32}_f64.pth")
-    tm = built[fp32][1]["type_map"]
-    fp32_err = {q: 0.0 for q in QUANTITIES}
-    for m, s, kind in GOLDENS:
-        if m == fp32 and kind == "pth":
-            a = deepmd_eval(built[fp32][0], structures[s], tm)
-            b = deepmd_eval(twin, structures[s], tm)
-            for fa, fb in zip(a, b):
-                for q in QUANTITIES:
-                    fp32_err[q] = max(fp32_err[q], rel_err(fa[q], fb[q]))
-    fp32_tol = {q: max(TOL_FP64, ceil_1sig(10.0 * fp32_err[q])) for q in QUANTITIES}
-    log("float32 vs float64 evaluation, largest relative differences: "
-        + ", ".join(f"{q} {fp32_err[q]:.2e}" for q in QUANTITIES))
+    # float32 models: DeePMD-kit computes in float32; halomd computes in double from the same
+    # float32 weights (= the f64 twin). Tolerance: 10 x the largest float32-vs-float64
+    # difference over that model's float32 goldens.
+    twins, fp32_err, fp32_tol = {}, {}, {}
+    for m, b in built.items():
+        if b["cfg"]["descriptor"]["precision"] != "float32":
+            continue
+        twins[m] = make_f64_twin(b["pth"], work / f"{m}_f64.pth")
+        fp32_err[m] = {q: 0.0 for q in QUANTITIES}
+        for gm, s, kind in GOLDENS:
+            if gm == m and kind == "pth":
+                fa = deepmd_eval(b["pth"], structures[s], b["cfg"]["type_map"])
+                fb = deepmd_eval(twins[m], structures[s], b["cfg"]["type_map"])
+                for x, y in zip(fa, fb):
+                    for q in QUANTITIES:
+                        fp32_err[m][q] = max(fp32_err[m][q], rel_err(x[q], y[q]))
+        fp32_tol[m] = {q: max(TOL_FP64, ceil_1sig(10.0 * fp32_err[m][q])) for q in QUANTITIES}
+        log(f"{m}: float32 vs float64 evaluation, largest relative differences: "
+            + ", ".join(f"{q} {fp32_err[m][q]:.2e}" for q in QUANTITIES))
 
+    # compressed models: `dp --pt compress` of the .pth (goldens), `dp --dp compress` of the .dp
+    # for the COMPRESSED_DP ones (committed)
+    compressed = {}
     for m, s, kind in GOLDENS:
-        pth, cfg = built[m]
-        spec = MODELS[m]
-        frames = deepmd_eval(twin if kind == "f64eval" else pth, structures[s], cfg["type_map"])
-        notes = _model_notes(m, cfg, spec)
-        if kind == "pth":
-            err = check_dp_matches(data / "models" / f"{m}.dp", structures[s], frames,
-                                   cfg["type_map"], DP_CHECK_TOL[cfg["descriptor"]["precision"]])
-            notes += (" DeepPot on the .dp (numpy backend, no forces) reproduces these energies "
-                      f"to {err[0]:.0e} and atom energies to {err[1]:.0e} (relative).")
-        src = f"Structure {s}: {STRUCTURE_ABOUT[s]}"
-        base = s.rsplit(".", 1)[0]
-        if base in GMX_BOXES:
-            src += f" (from `{gmx_cmds[base]}`)"
-        if s.endswith(".gro"):
-            src += "; evaluated on the coordinates as read back from the .gro (nm x 10)"
-        else:
-            src += "; evaluated on the coordinates as read back from the file"
-        if s == "water_192_ortho_3frames.xyz":
-            src += (f"; frames 2 and 3 displaced by numpy default_rng({SEED_DISPLACE}) normal "
-                    f"sigma {DISPLACE_SIGMA} A, frame 3 then scaled by {FRAME3_SCALE}")
+        if kind in COMPRESSION_PARAMS and (m, kind) not in compressed:
+            cpth, meta = compress_pth(m, kind, built[m]["pth"], work)
+            if abs(meta["min_nbor_dist"] - built[m]["nstat"]["min_nbor_dist"]) > 0.0:
+                raise RuntimeError(f"{m}: compressed model's min_nbor_dist differs")
+            if (m, kind) in COMPRESSED_DP:
+                cdp = compress_dp(m, kind, data / "models" / f"{m}.dp", built[m]["cfg"],
+                                  MODELS[m], npy, work, data / "models")
+                worst = check_compressed_dp(cdp, meta, cpth)
+                meta["compressed_model"] = f"models/{cdp.name}"
+                meta["_dp_check"] = worst
+            compressed[(m, kind)] = (cpth, meta)
+            log(f"{kind} {m}: tables {[t['shape'] for t in meta['tables']]}"
+                + (f", type_embd_data {meta['type_embd_data_shape']}"
+                   if "type_embd_data_shape" in meta else "")
+                + (f", {meta['compressed_model']} "
+                   f"({(data / meta['compressed_model']).stat().st_size / 1e6:.2f} MB)"
+                   if "compressed_model" in meta else ""))
+
+    sensitive = {}
+    for m, s, kind in GOLDENS:
+        b = built[m]
+        cfg, spec, tm = b["cfg"], MODELS[m], b["cfg"]["type_map"]
+        prec = cfg["descriptor"]["precision"]
+        notes = _model_notes(m, cfg, spec, b)
         tol = {q: TOL_FP64 for q in QUANTITIES}
         desc = f"{spec['about']} on {STRUCTURE_ABOUT[s]}"
-        if m == fp32 and kind == "pth":
-            tol = fp32_tol
-            notes += (" Tolerance: DeePMD-kit evaluates this model in float32; the tolerance is "
-                      "10 x (rounded up) the largest relative difference between DeePMD-kit's "
-                      "float32 result and DeePMD-kit's float64 evaluation of the same weights "
-                      f"(cast exactly to float64) over the float32 goldens: "
-                      + ", ".join(f"{q} {fp32_err[q]:.2e}" for q in QUANTITIES) + ".")
-        if kind == "f64eval":
-            desc = ("float32 se_e2_a water model, its float32 weights cast exactly to float64 "
-                    f"and evaluated in float64 by DeePMD-kit, on {STRUCTURE_ABOUT[s]}")
+        comp = None
+        extra_prov = {}
+        if kind == "pth":
+            frames = deepmd_eval(b["pth"], structures[s], tm)
+            dp_file = data / "models" / f"{m}.dp"
+            if sum(b["nparams"].values()) < NUMPY_CHECK_MAX_PARAMS or s in b["dp_checked"]:
+                err = check_dp_matches(dp_file, structures[s], frames, tm,
+                                       _dp_check_tol(cfg, dp_file, structures[s]))
+                notes += (" DeepPot on the .dp (numpy backend, no forces) reproduces these "
+                          f"energies to {err[0]:.0e} and atom energies to {err[1]:.0e} "
+                          "(relative).")
+            else:
+                err = (float("nan"), float("nan"))
+                notes += (" (The .dp was checked against the .pth with DeepPot's numpy backend "
+                          f"on {', '.join(b['dp_checked'])} only: its numpy DPA-1 evaluation of "
+                          "this model is slow.)")
+            if dotr_sensitive(cfg):
+                pairs = eps_branch_pairs(dp_file, structures[s], tm)
+                sensitive[golden_name(m, s, kind)] = (pairs, err)
+                if pairs:
+                    extra_prov["sensitive_pairs"] = [list(x) for x in pairs]
+                    tol["sensitive"] = sensitive_tolerance(pairs)
+                    notes += (
+                        f" Sensitive: {len(pairs)} (frame, centre i, neighbour j, r) "
+                        f"entries, {pairs[:4]}, lie so close to rcut that |R_ij[1:4]| < 1e-12 "
+                        "(it depends on dstd of the centre type), so the "
+                        "attn_dotr gate uses rhat = R_ij[1:4] * 1e12 (torch F.normalize eps), "
+                        "which is proportional to sw(r) and inherits its rounding (relative "
+                        "1e-16/sw, about 1e-4 here): reproducing these values to 1e-10 needs "
+                        "DeePMD-kit's PyTorch switching function, uu2 = u*u; "
+                        "sw = uu2*u*(-6*uu2 + 15*u - 10) + 1, in that order without FMA; "
+                        "DeePMD-kit's numpy backend evaluates sw in another form"
+                        + (f", and its atom energies differ from these by {err[1]:.0e}."
+                           if math.isfinite(err[1]) else " (not compared here)."))
+            if m in fp32_tol:
+                tol = fp32_tol[m]
+                notes += (" Tolerance: DeePMD-kit evaluates this model in float32; the tolerance "
+                          "is 10 x (rounded up) the largest relative difference between "
+                          "DeePMD-kit's float32 result and DeePMD-kit's float64 evaluation of the "
+                          "same weights (cast exactly to float64) over this model's float32 "
+                          "goldens: " + ", ".join(f"{q} {fp32_err[m][q]:.2e}"
+                                                  for q in QUANTITIES) + ".")
+        elif kind == "f64eval":
+            frames = deepmd_eval(twins[m], structures[s], tm)
+            desc = (f"{spec['f64eval_about']}, its float32 weights cast exactly to float64 and "
+                    f"evaluated in float64 by DeePMD-kit, on {STRUCTURE_ABOUT[s]}")
             notes += (" Evaluated by DeePMD-kit in float64: the float32 model serialised "
                       "(serialize_from_file), every float32 array cast to float64 and every "
                       "precision set to float64, deserialised (deserialize_to_file) to .pth; "
                       "this is what a double-precision evaluation of the float32 .dp gives.")
+        else:
+            cpth, meta = compressed[(m, kind)]
+            frames = deepmd_eval(cpth, structures[s], tm)
+            plain = deepmd_eval(b["pth"], structures[s], tm)
+            diff = {q: max(rel_err(x[q], y[q]) for x, y in zip(frames, plain))
+                    for q in QUANTITIES}
+            comp = {k: v for k, v in meta.items() if not k.startswith("_")}
+            comp["deepmd_rel_diff_vs_uncompressed"] = diff
+            desc = (f"{spec['about']}, compressed by DeePMD-kit (stride {meta['stride0']}, "
+                    f"extrapolate {meta['extrapolate']}), on {STRUCTURE_ABOUT[s]}")
+            notes += (f" Compressed with `{meta['command']}` (deepmd.pt.entrypoints.compress."
+                      "enable_compression, the function that command runs) from the model "
+                      f"whose .dp is {m}.dp (min_nbor_dist {meta['min_nbor_dist']!r} stored in "
+                      "it); these values are DeepPot on the compressed .pth. The 'compression' "
+                      "object gives the table parameters, DeePMD-kit's compress_info of each "
+                      "tabulated embedding net (index = the net's index in the descriptor's "
+                      "NetworkCollection) and the table shapes; "
+                      "deepmd_rel_diff_vs_uncompressed is the largest relative difference "
+                      "between these values and DeePMD-kit's uncompressed model.")
+            dmin = min_distance(structures[s])
+            if dmin < meta["min_nbor_dist"]:
+                notes += (f" The structure has atoms closer ({dmin:.4f} A) than min_nbor_dist, "
+                          "so some table inputs lie above `upper`, in the second table "
+                          "(stride1).")
+            else:
+                notes += (f" Its closest pair ({dmin:.4f} A) is not closer than min_nbor_dist: "
+                          "every table input lies in the first table (stride0).")
+            if "compressed_model" in meta:
+                cdp = data / meta["compressed_model"]
+                err = check_dp_matches(cdp, structures[s], frames, tm, DP_CHECK_TOL[prec])
+                notes += (f" {meta['compressed_model']} is the same model compressed by "
+                          "`dp --dp compress` with the same options (plus -t, see README): "
+                          "DeepPot on it (numpy backend) reproduces these energies to "
+                          f"{err[0]:.0e} and atom energies to {err[1]:.0e}; its table "
+                          "coefficients a0..a5 differ from the .pth's by at most "
+                          + ", ".join(f"{x:.0e}" for x in meta["_dp_check"])
+                          + " (relative to each coefficient's largest value).")
         doc = {
             "schema": SCHEMA,
             "description": desc,
             "model": f"models/{m}.dp",
             "structure": f"structures/{s}",
-            "provenance": provenance(versions, command, notes + " " + src + "."),
+            "provenance": provenance(
+                versions, command, notes + " " + _golden_source(s, gmx_cmds) + ".",
+                nparams=sum(b["nparams"].values()), nparams_detail=b["nparams"],
+                **extra_prov),
             "tolerance": tol | {"definition": TOL_DEFINITION},
             "frames": frames,
         }
+        if comp is not None:
+            doc = {k: doc[k] for k in GOLDEN_KEYS if k != "frames"} | {"compression": comp,
+                                                                      "frames": frames}
         write_golden(data / "golden" / golden_name(m, s, kind), doc)
     log(f"{len(GOLDENS)} goldens written")
+    for g, (pairs, err) in sensitive.items():
+        log(f"  {g}: {len(pairs)} pair(s) with |R[1:4]| < 1e-12 (rcut - r >= "
+            f"{min((cfg_rc(built, g) - p[3] for p in pairs), default=float('nan')):.1e} A); "
+            f"numpy vs PyTorch atom energies {err[1]:.1e}")
+
+    make_bad_models(data / "bad", work)
+    log(f"refused-model examples written: {', '.join(BAD_MODELS)}")
 
     written = sorted(p.relative_to(data).as_posix() for sub in ("models", "structures", "golden")
                      for p in (data / sub).iterdir())
@@ -1020,6 +1864,8 @@ def generate(root, shared, gmx, command, work):
 MANAGED = [("tests/data/models", ".dp"), ("tests/data/structures", (".xyz", ".gro")),
            ("tests/data/golden", ".json")]
 EXAMPLE_FILES = ["examples/water/water.gro", "examples/water/water.dp"]
+# tests/data/bad holds files of python/halomd/make_test_inputs.py too: only these are ours
+BAD_FILES = [f"tests/data/bad/{f}" for f in BAD_MODELS]
 
 
 def _managed_files(root):
@@ -1028,7 +1874,8 @@ def _managed_files(root):
         if (root / d).is_dir():
             files += [p.relative_to(root).as_posix() for p in sorted((root / d).iterdir())
                       if p.is_file() and p.name.endswith(suf)]
-    files += [f for f in EXAMPLE_FILES if (root / f).is_symlink() or (root / f).exists()]
+    files += [f for f in EXAMPLE_FILES + BAD_FILES
+              if (root / f).is_symlink() or (root / f).exists()]
     return files
 
 

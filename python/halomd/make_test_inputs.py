@@ -1,15 +1,14 @@
 """Write the test inputs that are not DeePMD-kit goldens:
 
 - tests/data/bad/: malformed inputs for the command-line error tests. Model files are derived
-  from tests/data/models/deeppot.dp (DeePMD-kit's test model) by damaging one thing each; the
-  DPA-1 model is a small untrained model built and saved by DeePMD-kit's own numpy backend.
-  Text files are written as they are below.
+  from tests/data/models/deeppot.dp (DeePMD-kit's test model) by damaging one thing each (the
+  refused descriptors and spin model come from make_golden.py). Text files are written as they
+  are below.
 - tests/data/derived/ideal_gas.dp: deeppot.dp with its fitting nets' last layers zeroed, so the
   energy is a constant and every force is zero: an ideal gas, on which a thermostat must sample
   the canonical kinetic-energy distribution exactly.
 
-Usage: python python/halomd/make_test_inputs.py   (needs h5py and numpy; the DPA-1 model also
-needs deepmd-kit, `pip install deepmd-kit`)
+Usage: python python/halomd/make_test_inputs.py   (needs h5py and numpy)
 """
 import json
 import os
@@ -89,23 +88,6 @@ def ideal_gas_model():
     print("ideal_gas.dp written")
 
 
-def dpa1_model():
-    from deepmd.dpmodel.model.model import get_model
-    from deepmd.dpmodel.utils.serialization import save_dp_model
-
-    config = {
-        "type_map": ["O", "H"],
-        "descriptor": {"type": "dpa1", "sel": 30, "rcut": 4.0, "rcut_smth": 0.5,
-                       "neuron": [4, 8], "axis_neuron": 2, "attn": 8, "attn_layer": 1,
-                       "tebd_dim": 4, "seed": 1},
-        "fitting_net": {"neuron": [8, 8], "seed": 1},
-    }
-    model = get_model(config)
-    save_dp_model(os.path.join(BAD, "dpa1.dp"),
-                  {"model": model.serialize(), "backend": "DP", "model_def_script": config})
-    print("dpa1.dp written")
-
-
 def main():
     os.makedirs(BAD, exist_ok=True)
     for name, text in TEXT_FILES.items():
@@ -113,10 +95,6 @@ def main():
             f.write(text)
     damaged_models()
     ideal_gas_model()
-    try:
-        dpa1_model()
-    except ImportError as exc:
-        print("skipping dpa1.dp (needs deepmd-kit):", exc, file=sys.stderr)
     return 0
 
 

@@ -17,6 +17,7 @@
 #include "io/model_dp.h"
 #include "io/structure.h"
 #include "md/forces.h"
+#include "md/model_setup.h"
 #include "md/run.h"
 #include "md/system.h"
 
@@ -39,7 +40,7 @@ static const char usage_text[] =
     "           halomd run -f md.mdp -c conf -m model.dp [-deffnm md] [-nsteps N] [-v]\n"
     "                      [-set key=value]...\n"
     "  eval   single-point energy, forces and virial of every frame (like dp test)\n"
-    "           halomd eval -m model.dp -c conf [-o out.json]\n"
+    "           halomd eval -m model.dp -c conf [-o out.json] [-f params] [-set key=value]...\n"
     "  info   summary of a model\n"
     "           halomd info -m model.dp\n"
     "\n"
@@ -190,18 +191,17 @@ static int cmd_info(const struct cli *cli)
 /* Energy, forces and virial of one frame (significant on rank 0), in the frame's atom order.
  * The neighbour list has the default skin of a run, so eval and step 0 of `halomd run` do the
  * same arithmetic. Collective; rank 0 adds the results to doc. */
-static int eval_frame(const struct cli *cli, const struct hmd_dp_model *model,
-                      const struct hmd_frame *frame, struct hmd_eval_json *doc)
+static int eval_frame(const struct cli *cli, const struct hmd_params *p,
+                      const struct hmd_dp_model *model, const struct hmd_frame *frame,
+                      struct hmd_eval_json *doc)
 {
     struct hmd_system sys;
     struct hmd_forces fs = {0};
-    struct hmd_params defaults;
-    hmd_params_defaults(&defaults);
-    const double rlist = model->rcut + defaults.verlet_buffer;
+    const double rlist = p->rlist;
     double *force = NULL, *energy = NULL;
     int rc = hmd_system_load(&sys, frame, cli->conf, model, cli->dd, rlist);
     if (!rc) {
-        hmd_forces_init(&fs, model, &sys.dd, defaults.verlet_buffer, sys.type0, sys.natoms);
+        hmd_forces_init(&fs, model, &sys.dd, p->verlet_buffer, sys.type0, sys.natoms);
         rc = hmd_forces_rebuild(&fs, &sys.atoms, &sys.box);
     }
     if (!rc) {
@@ -259,9 +259,22 @@ static int write_eval(const struct cli *cli, const struct hmd_eval_json *doc)
     return rc;
 }
 
+/* Run parameters of eval: defaults, then -f, then -set, checked against the model cut-off
+ * later; only the model and neighbour-list keys matter to an evaluation. */
+static int eval_parameters(const struct cli *cli, struct hmd_params *p)
+{
+    hmd_params_defaults(p);
+    int rc = cli->mdp ? hmd_params_read(p, cli->mdp) : HMD_OK;
+    for (int k = 0; k < cli->nset && !rc; k++) {
+        rc = hmd_params_set(p, cli->set[k]);
+    }
+    return rc;
+}
+
 static int cmd_eval(const struct cli *cli)
 {
     struct hmd_dp_model model = {0};
+    struct hmd_params p;
     struct hmd_frame *frames = NULL;
     struct hmd_eval_json *doc = NULL;
     const bool root = hmd_comm_rank() == 0;
@@ -271,7 +284,13 @@ static int cmd_eval(const struct cli *cli)
         rc = require(cli->conf, "-c structure", "eval");
     }
     if (!rc) {
-        rc = hmd_comm_agree(hmd_model_read_dp(cli->model, &model));
+        rc = eval_parameters(cli, &p);
+    }
+    if (!rc) {
+        rc = hmd_comm_agree(hmd_model_setup(cli->model, &p, &model));
+    }
+    if (!rc) {
+        rc = hmd_params_check(&p, model.rcut);
     }
     if (!rc) {
         rc = hmd_comm_agree(root ? hmd_structure_read(cli->conf, &frames, &nframes) : HMD_OK);
@@ -290,7 +309,7 @@ static int cmd_eval(const struct cli *cli)
     }
     rc = hmd_comm_agree(rc);
     for (int f = 0; f < nframes && !rc; f++) {
-        rc = eval_frame(cli, &model, root ? &frames[f] : NULL, doc);
+        rc = eval_frame(cli, &p, &model, root ? &frames[f] : NULL, doc);
         if (rc && nframes > 1 && hmd_error_msg()[0]) {
             hmd_error_prefix(rc, "frame %d: ", f + 1);
         }

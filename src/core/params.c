@@ -61,6 +61,8 @@ _Static_assert(sizeof(enum hmd_comm_mode) == sizeof(int), "enum hmd_comm_mode is
 _Static_assert(sizeof(enum hmd_precision) == sizeof(int), "enum hmd_precision is not int-sized");
 _Static_assert(sizeof(enum hmd_dd_mode) == sizeof(int), "enum hmd_dd_mode is not int-sized");
 _Static_assert(sizeof(enum hmd_dlb) == sizeof(int), "enum hmd_dlb is not int-sized");
+_Static_assert(sizeof(enum hmd_model_compress) == sizeof(int),
+               "enum hmd_model_compress is not int-sized");
 
 static const struct choice bools[] = {
     {"yes", 1, NULL}, {"no", 0, NULL},  {"true", 1, NULL}, {"false", 0, NULL},
@@ -125,6 +127,13 @@ static const struct choice dlb_modes[] = {
     {NULL, 0, NULL},
 };
 
+static const struct choice compress_modes[] = {
+    {"auto", HMD_COMPRESS_AUTO, NULL},
+    {"yes", HMD_COMPRESS_YES, NULL},
+    {"no", HMD_COMPRESS_NO, NULL},
+    {NULL, 0, NULL},
+};
+
 static const struct param_def params[] = {
     {"integrator", P_WORD, "md-vv", "", WORDS(integrators), FIELD(integrator),
      "integration algorithm: md-vv = velocity Verlet; md is an alias of md-vv"},
@@ -182,6 +191,17 @@ static const struct param_def params[] = {
      "dlb-threshold"},
     {"dlb-threshold", P_REAL, "0.05", "", NUM(0, INFINITY), FIELD(dlb_threshold),
      "imbalance (max/avg - 1 of the force time) above which dlb = auto balances"},
+    {"model-compress", P_ENUM, "auto", "", WORDS(compress_modes), FIELD(model_compress),
+     "tabulated embedding nets, as `dp compress`: auto = the model file's tables when it has "
+     "them; yes = tabulate the networks at start; no = always the networks"},
+    {"compress-stride", P_REAL, "0.01", "", NUM_GT(0, 1), FIELD(compress_stride),
+     "knot spacing of the first table part (dimensionless embedding input); the second part "
+     "uses 10 x (dp compress -s)"},
+    {"compress-extrapolate", P_REAL, "5", "", NUM_GT(1, 1000), FIELD(compress_extrapolate),
+     "end of the table as a multiple of its upper bound (dp compress -e)"},
+    {"compress-min-nbor-dist", P_REAL, "0", "Å", NUM(0, INFINITY), FIELD(compress_min_nbor_dist),
+     "closest neighbour distance the table range is made for; 0 = the model's own "
+     "min_nbor_dist"},
 };
 
 #define NPARAMS (sizeof params / sizeof params[0])

@@ -35,6 +35,12 @@ enum hmd_dlb {
     HMD_DLB_NO,
 };
 
+enum hmd_model_compress {
+    HMD_COMPRESS_AUTO, /* the model file's tables when it has them, else the networks */
+    HMD_COMPRESS_YES,  /* tabulate the embedding nets (as `dp compress`) unless the file has */
+    HMD_COMPRESS_NO,   /* always the networks, tables in the file ignored */
+};
+
 enum hmd_comm_mode {
     HMD_COMM_LINEAR, /* remove centre-of-mass velocity every nstcomm steps */
     HMD_COMM_NONE,
@@ -85,6 +91,10 @@ struct hmd_params {
     enum hmd_dd_mode dd_mode; /* parallel scheme under mpirun */
     enum hmd_dlb dlb;         /* dynamic load balancing */
     double dlb_threshold;     /* imbalance (max/avg - 1) that triggers balancing with dlb auto */
+    enum hmd_model_compress model_compress; /* tabulated embedding nets */
+    double compress_stride;        /* knot spacing of the first table part; second = 10 x */
+    double compress_extrapolate;   /* table end as a multiple of its upper bound */
+    double compress_min_nbor_dist; /* Å; 0 = the model's own min_nbor_dist */
     /* bookkeeping of hmd_params_read/hmd_params_set: origin of each key, in table order */
     struct hmd_param_origin origin[HMD_PARAMS_MAX_KEYS];
     char origin_file[HMD_PATH_MAX]; /* the file origin[].file points to */

@@ -197,6 +197,13 @@ int hmd_dp_read_array(struct hmd_dp_reader *r, json_t *node, const char *key, co
     if (!ref || json_is_null(ref)) {
         return optional ? HMD_OK : hmd_dp_bad(r, where, "missing array '%s'", key);
     }
+    return hmd_dp_read_dataset(r, ref, key, where, count, out, n);
+}
+
+int hmd_dp_read_dataset(struct hmd_dp_reader *r, json_t *ref, const char *key, const char *where,
+                        size_t count, double **out, size_t *n)
+{
+    *out = NULL;
     if (!json_is_string(ref)) {
         return hmd_dp_bad(r, where, "array '%s' is not a dataset path", key);
     }
@@ -451,6 +458,87 @@ int hmd_dp_read_type_list(struct hmd_dp_reader *r, json_t *obj, const char *key,
             return hmd_dp_bad(r, where, "'%s'[%zu] is not a type index", key, k);
         }
         flags[json_integer_value(e)] = true;
+    }
+    return HMD_OK;
+}
+
+/* ---- compression tables ---- */
+
+/* compress["@variables"][key] as a list of `count` entries. */
+static int table_list(struct hmd_dp_reader *r, json_t *vars, const char *key, const char *where,
+                      int count, json_t **list)
+{
+    *list = json_object_get(vars, key);
+    if (!json_is_array(*list) || json_array_size(*list) != (size_t)count) {
+        return hmd_dp_bad(r, where, "compress: '%s' is not a list of %d tables", key, count);
+    }
+    return HMD_OK;
+}
+
+int hmd_dp_read_tables(struct hmd_dp_reader *r, json_t *compress, const char *where, int count,
+                       int M, struct hmd_emb_table **tables)
+{
+    struct hmd_dp_model *m = r->m;
+    json_t *vars = json_object_get(compress, "@variables"), *data, *info;
+    if (!json_is_object(vars)) {
+        return hmd_dp_bad(r, where, "compress has no '@variables'");
+    }
+    int rc = table_list(r, vars, "compress_data", where, count, &data);
+    if (!rc) {
+        rc = table_list(r, vars, "compress_info", where, count, &info);
+    }
+    if (rc) {
+        return rc;
+    }
+    *tables = hmd_arena_alloc(&m->arena, (size_t)count * sizeof **tables);
+    if (!*tables) {
+        return hmd_error_set(HMD_ENOMEM, "%s: out of memory", r->path);
+    }
+    bool first = true;
+    for (int k = 0; k < count; k++) {
+        json_t *dref = json_array_get(data, k), *iref = json_array_get(info, k);
+        double *d = NULL, *in = NULL;
+        size_t n = 0;
+        (*tables)[k] = (struct hmd_emb_table){0};
+        if (json_is_null(dref) && json_is_null(iref)) {
+            continue;
+        }
+        rc = hmd_dp_read_dataset(r, dref, "compress_data", where, 0, &d, &n);
+        if (!rc) {
+            rc = hmd_dp_read_dataset(r, iref, "compress_info", where, 6, &in, NULL);
+        }
+        if (!rc && n == 0) {
+            continue;
+        }
+        if (!rc && n % (6 * (size_t)M) != 0) {
+            rc = hmd_dp_bad(r, where, "compress_data[%d] has %zu numbers, not rows of 6 x %d", k, n,
+                            M);
+        }
+        if (!rc) {
+            rc = hmd_emb_table_from_data(&(*tables)[k], M, d, (int)(n / (6 * (size_t)M)), in,
+                                         &m->arena);
+            if (rc) {
+                char why[256];
+                snprintf(why, sizeof why, "%s", hmd_error_msg());
+                rc = hmd_dp_bad(r, where, "compress table %d: %s", k, why);
+            }
+        }
+        if (rc) {
+            return rc;
+        }
+        if (first) {
+            const struct hmd_emb_table *t = &(*tables)[k];
+            m->compression = (struct hmd_compression){
+                .on = true,
+                .from_file = true,
+                .geometric = true,
+                .extrapolate = t->max / t->upper,
+                .stride0 = t->stride0,
+                .stride1 = t->stride1,
+                .min_nbor_dist = m->min_nbor_dist,
+            };
+            first = false;
+        }
     }
     return HMD_OK;
 }

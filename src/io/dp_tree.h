@@ -69,6 +69,11 @@ int hmd_dp_check_variables(struct hmd_dp_reader *r, json_t *node, const char *wh
 int hmd_dp_read_array(struct hmd_dp_reader *r, json_t *node, const char *key, const char *where,
                       size_t count, bool optional, double **out, size_t *n);
 
+/* Reads the dataset whose path is the JSON string `ref` as double into the model arena; `key`
+ * names it in messages, `count` as for hmd_dp_read_array (0: any, *n reports the count). */
+int hmd_dp_read_dataset(struct hmd_dp_reader *r, json_t *ref, const char *key, const char *where,
+                        size_t count, double **out, size_t *n);
+
 /* Activation function from its DeePMD-kit name. */
 int hmd_dp_parse_activation(struct hmd_dp_reader *r, const char *name, const char *where,
                             enum hmd_activation *act, struct hmd_act_silut *silut);
@@ -94,6 +99,13 @@ int hmd_dp_read_type_pairs(struct hmd_dp_reader *r, json_t *obj, const char *key
 /* Marks flags[t] for every type index t of an integer list. */
 int hmd_dp_read_type_list(struct hmd_dp_reader *r, json_t *obj, const char *key, const char *where,
                           bool *flags);
+
+/* The embedding tables of a compressed descriptor: node["compress"]["@variables"] lists
+ * compress_data ([rows][6 M] per net) and compress_info (6 numbers per net) of `count` nets of
+ * M outputs, into *tables (arena, [count]); a null or empty entry (a net DeePMD-kit did not
+ * tabulate) leaves M = 0 there. Records the settings in m->compression (from_file). */
+int hmd_dp_read_tables(struct hmd_dp_reader *r, json_t *compress, const char *where, int count,
+                       int M, struct hmd_emb_table **tables);
 
 /* The DPA-1 descriptor node (src/io/model_dp_dpa1.c): fills model->dpa1, rcut, rcut_smth,
  * env_protection and dim_descrpt, and adds its parameters to model->nparams. */

@@ -9,6 +9,7 @@
 #include "io/model_dp.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,14 +29,6 @@ static int read_se_e2_a(struct hmd_dp_reader *r, json_t *desc)
     int rc = hmd_dp_check_variables(r, desc, where, known);
     if (!rc) {
         rc = hmd_dp_refuse_if_set(r, desc, "spin", where, "spin model");
-    }
-    if (!rc) {
-        rc = json_object_get(desc, "compress")
-                 ? hmd_error_set(HMD_ENOTSUP,
-                                 "%s: %s: compressed se_e2_a tables ('compress') are not "
-                                 "supported yet; convert the uncompressed model",
-                                 r->path, where)
-                 : HMD_OK;
     }
     if (!rc) {
         rc = hmd_dp_get_double(r, desc, "rcut", where, &m->rcut);
@@ -150,7 +143,13 @@ static int read_se_e2_a(struct hmd_dp_reader *r, json_t *desc)
         }
     }
     m->dim_descrpt = se->M * se->M2;
-    return hmd_se_e2_a_prepare(m);
+    json_t *compress = json_object_get(desc, "compress");
+    if (compress && !json_is_null(compress)) {
+        rc = hmd_dp_read_tables(r, compress, "model.descriptor.compress", se->nemb, se->M,
+                                &se->table);
+    }
+    /* the padding's share of T, by the tables when there are any */
+    return rc ? rc : hmd_se_e2_a_prepare(m);
 }
 
 static int read_descriptor(struct hmd_dp_reader *r, json_t *model)
@@ -277,6 +276,25 @@ static int read_fitting(struct hmd_dp_reader *r, json_t *model)
     return HMD_OK;
 }
 
+/* The file's top-level @variables.min_nbor_dist (written by `dp train` when it measures the
+ * data, needed to tabulate the model), or 0 when absent. */
+static int read_min_nbor_dist(struct hmd_dp_reader *r, json_t *root)
+{
+    static const char *const known[] = {"min_nbor_dist", NULL};
+    double *v = NULL;
+    int rc = hmd_dp_check_variables(r, root, "(root)", known);
+    if (!rc) {
+        rc = hmd_dp_read_array(r, root, "min_nbor_dist", "(root)", 1, true, &v, NULL);
+    }
+    if (!rc && v) {
+        r->m->min_nbor_dist = *v;
+        if (!(*v > 0) || !isfinite(*v)) {
+            rc = hmd_dp_bad(r, "(root)", "min_nbor_dist %g is not a positive distance", *v);
+        }
+    }
+    return rc;
+}
+
 static int read_model(struct hmd_dp_reader *r, json_t *root)
 {
     static const char *const known[] = {"out_bias", "out_std", NULL};
@@ -295,6 +313,12 @@ static int read_model(struct hmd_dp_reader *r, json_t *root)
     if (json_is_string(t)) {
         snprintf(mtype, sizeof mtype, "%s", json_string_value(t));
     }
+    if (strncmp(mtype, "spin", 4) == 0) {
+        return hmd_error_set(HMD_ENOTSUP,
+                             "%s: model: spin models (type '%s') are not supported; halomd "
+                             "runs standard energy models",
+                             r->path, mtype);
+    }
     if (strcmp(klass, "Model") != 0 || strcmp(mtype, "standard") != 0) {
         return hmd_error_set(HMD_ENOTSUP,
                              "%s: model: model class '%s' of type '%s' is not supported; halomd "
@@ -304,6 +328,9 @@ static int read_model(struct hmd_dp_reader *r, json_t *root)
     rc = hmd_dp_check_variables(r, model, "model", known);
     if (!rc) {
         rc = hmd_dp_get_member(r, model, "type_map", "model", &tmap);
+    }
+    if (!rc) {
+        rc = read_min_nbor_dist(r, root);
     }
     if (rc) {
         return rc;

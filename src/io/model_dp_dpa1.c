@@ -182,6 +182,38 @@ static int build_strip_table(struct hmd_dp_reader *r, struct hmd_dpa1 *d)
     return HMD_OK;
 }
 
+/* A compressed DPA-1 (strip mode): the stored type-pair gates replace the strip table built
+ * from the network (the same numbers up to rounding), and with geo_compress the geometric
+ * embedding net's table. */
+static int read_compress(struct hmd_dp_reader *r, json_t *compress, struct hmd_dpa1 *d)
+{
+    const char *where = "model.descriptor.compress";
+    struct hmd_dp_model *m = r->m;
+    if (!d->strip) {
+        return hmd_dp_bad(r, where, "a compressed DPA-1 must be in strip mode");
+    }
+    const int nt1 = m->ntypes + 1, rows = d->type_one_side ? nt1 : nt1 * nt1;
+    double *gates = NULL;
+    int rc = hmd_dp_read_array(r, compress, "type_embd_data", where, (size_t)rows * d->M, true,
+                               &gates, NULL);
+    if (rc) {
+        return rc;
+    }
+    if (gates) {
+        d->strip_table = gates;
+    }
+    m->compression = (struct hmd_compression){.on = true, .from_file = true};
+    if (json_is_true(json_object_get(compress, "geo_compress"))) {
+        struct hmd_emb_table *tables;
+        rc = hmd_dp_read_tables(r, compress, where, 1, d->M, &tables);
+        if (!rc && tables[0].M == 0) {
+            rc = hmd_dp_bad(r, where, "geo_compress is set but the table is empty");
+        }
+        d->table = rc ? NULL : tables;
+    }
+    return rc;
+}
+
 static int read_settings(struct hmd_dp_reader *r, json_t *desc, struct hmd_dpa1 *d)
 {
     const char *where = "model.descriptor";
@@ -205,7 +237,12 @@ static int read_settings(struct hmd_dp_reader *r, json_t *desc, struct hmd_dpa1 
     if (!rc) {
         rc = hmd_dp_get_int(r, desc, "tebd_dim", where, &d->tebd_dim);
     }
-    if (!rc) {
+    /* se_atten_v2 is DPA-1 with strip mode and the smooth type embedding fixed, and its file
+     * does not write them */
+    const bool v2 = strcmp(m->descriptor_name, "se_atten_v2") == 0;
+    if (!rc && v2) {
+        snprintf(mode, sizeof mode, "strip");
+    } else if (!rc) {
         rc = hmd_dp_get_string(r, desc, "tebd_input_mode", where, mode, sizeof mode);
     }
     if (!rc) {
@@ -292,12 +329,6 @@ int hmd_dp_read_dpa1(struct hmd_dp_reader *r, json_t *desc)
     if (!rc) {
         rc = hmd_dp_refuse_if_set(r, desc, "spin", where, "spin model");
     }
-    if (!rc && json_object_get(desc, "compress")) {
-        rc = hmd_error_set(HMD_ENOTSUP,
-                           "%s: %s: compressed DPA-1 tables ('compress') are not supported yet; "
-                           "convert the uncompressed model",
-                           r->path, where);
-    }
     if (!rc) {
         rc = read_settings(r, desc, d);
     }
@@ -357,6 +388,10 @@ int hmd_dp_read_dpa1(struct hmd_dp_reader *r, json_t *desc)
     }
     if (!rc) {
         rc = read_attention(r, desc, d);
+    }
+    json_t *compress = json_object_get(desc, "compress");
+    if (!rc && compress && !json_is_null(compress)) {
+        rc = read_compress(r, compress, d);
     }
     if (rc) {
         return rc;

@@ -30,11 +30,11 @@
 #include "io/backup.h"
 #include "io/energy_csv.h"
 #include "io/gro_write.h"
-#include "io/model_dp.h"
 #include "io/structure.h"
 #include "io/traj_netcdf.h"
 #include "io/traj_xyz.h"
 #include "md/forces.h"
+#include "md/model_setup.h"
 #include "md/integrate.h"
 #include "md/report.h"
 #include "md/system.h"
@@ -153,7 +153,7 @@ static int set_up_system(struct md *md)
 {
     const char *conf = md->opt->conf;
     /* every rank reads the model (as DeePMD-kit's LAMMPS interface does); rank 0 the rest */
-    int rc = hmd_comm_agree(hmd_model_read_dp(md->model_path, &md->model));
+    int rc = hmd_comm_agree(hmd_model_setup(md->model_path, &md->p, &md->model));
     if (!rc) {
         rc = hmd_comm_agree(hmd_params_check(&md->p, md->model.rcut));
     }

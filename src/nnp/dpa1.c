@@ -206,7 +206,12 @@ void hmd_dpa1_pad_table(const struct hmd_dp_model *m, int pad_type, struct hmd_d
                 R[c] = -avg[c] / std[c];
             }
             embedding_input(m, ti, pad_type, R[0], s.pin);
-            const double *g = hmd_mlp_forward(&d->emb, 1, s.pin, s.pwork, NULL);
+            const double *g = s.pwork;
+            if (d->table) {
+                hmd_emb_table_eval(d->table, 1, s.pin, s.pwork, NULL);
+            } else {
+                g = hmd_mlp_forward(&d->emb, 1, s.pin, s.pwork, NULL);
+            }
             /* strip: the gate is weighted by sw = 0 when smooth */
             const double *gate = d->strip && !d->smooth ? gate_row(m, ti, pad_type) : NULL;
             for (int a = 0; a < M; a++) {
@@ -287,7 +292,14 @@ static void embed(const struct hmd_dp_model *m, int ti, int n, struct state *s)
         s->etan[(size_t)r * ke] = 1.0;
     }
     const double *y, *dy;
-    hmd_mlp_forward_tangent(&d->emb, n, s->ein, s->etan, s->ework, &y, &dy);
+    if (d->table) {
+        /* compressed (strip mode): the input row is R0 alone */
+        hmd_emb_table_eval(d->table, n, s->ein, s->ework, s->ework + (size_t)n * M);
+        y = s->ework;
+        dy = s->ework + (size_t)n * M;
+    } else {
+        hmd_mlp_forward_tangent(&d->emb, n, s->ein, s->etan, s->ework, &y, &dy);
+    }
     if (!d->strip) {
         memcpy(s->G0, y, sizeof(double) * n * M);
         memcpy(s->dG0, dy, sizeof(double) * n * M);

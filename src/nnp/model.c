@@ -1,5 +1,6 @@
 #include "nnp/model.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void hmd_model_free(struct hmd_dp_model *model)
@@ -56,6 +57,28 @@ static void print_descriptor_dpa1(const struct hmd_dp_model *m, FILE *out, const
             d->concat_output_tebd ? " with the type embedding" : "");
 }
 
+static void print_compression(const struct hmd_dp_model *m, FILE *out, const char *prefix)
+{
+    const struct hmd_compression *c = &m->compression;
+    char dmin[64] = "not recorded";
+    if (m->min_nbor_dist > 0) {
+        snprintf(dmin, sizeof dmin, "%.6g Å", m->min_nbor_dist);
+    }
+    if (!c->on) {
+        fprintf(out, "%scompression     no (embedding nets evaluated; min_nbor_dist %s)\n", prefix,
+                dmin);
+    } else if (!c->geometric) {
+        fprintf(out, "%scompression     type embedding only (%s)\n", prefix,
+                c->from_file ? "from the file" : "attention layers keep the embedding net");
+    } else {
+        fprintf(out,
+                "%scompression     tabulated embedding (%s): stride %g / %g, extrapolate %g, "
+                "min_nbor_dist %s\n",
+                prefix, c->from_file ? "from the file" : "built by halomd", c->stride0, c->stride1,
+                c->extrapolate, dmin);
+    }
+}
+
 void hmd_model_print_summary(const struct hmd_dp_model *m, FILE *out, const char *prefix)
 {
     fprintf(out, "%sdescriptor      %s\n", prefix, m->descriptor_name);
@@ -75,6 +98,7 @@ void hmd_model_print_summary(const struct hmd_dp_model *m, FILE *out, const char
     print_ints(out, m->fit_neuron, m->fit_nneuron);
     fprintf(out, " -> 1 %s%s, %d net%s\n", m->fit_activation, m->fit_resnet_dt ? " resnet_dt" : "",
             m->nfit, m->nfit == 1 ? "" : "s");
+    print_compression(m, out, prefix);
     fprintf(out, "%sparameters      %ld\n", prefix, m->nparams);
     fprintf(out, "%sprecision       %s\n", prefix, m->precision);
     fprintf(out, "%swritten by      %s %s (%s backend)\n", prefix, m->software, m->version,

@@ -2,8 +2,9 @@
  * double), as read from a DeePMD-kit .dp file by src/io/model_dp.c.
  *
  * Supported: energy models ("standard" model, "ener" fitting) with the se_e2_a descriptor
- * (two-side or type_one_side, exclude_types) and per-type fitting nets; float64 or float32
- * weights (held as double). See docs/models.md for what is refused and why.
+ * (two-side or type_one_side, exclude_types) or DPA-1 (se_atten, se_atten_v2), per-type or
+ * mixed-type fitting nets, float64 or float32 weights (held as double), and compressed
+ * (tabulated) embedding nets. See docs/models.md for what is refused and why.
  */
 #ifndef HMD_NNP_MODEL_H
 #define HMD_NNP_MODEL_H
@@ -13,6 +14,7 @@
 
 #include "core/arena.h"
 #include "nnp/mlp.h"
+#include "nnp/tabulate.h"
 
 enum hmd_descriptor_kind {
     HMD_DESCRIPTOR_SE_E2_A,
@@ -41,6 +43,8 @@ struct hmd_se_e2_a {
                             matrix sum over the block's empty slots of g(R_pad) (x) R_pad, at
                             ((ti * (nnei + ntypes) + sel_offset[tau] + tau + n) * M * 4) */
     char activation[32]; /* activation name, for the summary */
+    struct hmd_emb_table *table; /* [nemb] tabulated embedding nets (model compression), or
+                                    NULL: the networks are evaluated; M = 0 marks an absent net */
 };
 
 /* One gated self-attention layer of DPA-1 (num_heads 1):
@@ -81,6 +85,20 @@ struct hmd_dpa1 {
     double *strip_table;      /* strip mode: emb_strip outputs [(ntypes+1)^2 or ntypes+1][M], row
                                  t_i * (ntypes + 1) + t_j (two side) or t_j (one side) */
     char activation[32];
+    struct hmd_emb_table *table; /* strip mode without attention layers: the tabulated
+                                    embedding net (model compression), or NULL */
+};
+
+/* Model compression: embedding nets replaced by tables (nnp/compress.h). */
+struct hmd_compression {
+    bool on;              /* tables are used */
+    bool from_file;       /* tables read from the model file, else built by halomd */
+    bool geometric;       /* the geometric embedding is tabulated (DPA-1 with attention layers:
+                             only the type part, which halomd always precomputes) */
+    double extrapolate;   /* table end as a multiple of its upper bound */
+    double stride0;       /* knot spacing of the first part */
+    double stride1;       /* knot spacing of the second part */
+    double min_nbor_dist; /* closest neighbour distance the range was made for (Å) */
 };
 
 struct hmd_dp_model {
@@ -110,14 +128,17 @@ struct hmd_dp_model {
     int *fit_neuron;     /* [fit_nneuron] hidden widths */
     bool fit_resnet_dt;  /* fitting hidden layers carry idt */
     char fit_activation[32];
-    double *bias_atom_e;    /* [ntypes] fitting energy bias (eV) */
-    double *out_bias;       /* [ntypes] atomic-model output bias (eV) */
-    bool *fit_exclude;      /* [ntypes] fitting exclude_types: the fitting output and
-                               bias_atom_e are dropped, out_bias still applies */
-    bool *atom_exclude;     /* [ntypes] model atom_exclude_types: the atom's energy is zero */
-    bool *pair_exclude;     /* [ntypes * ntypes] model pair_exclude_types: such neighbours are
-                               removed from the list (they become padding) */
-    long nparams;           /* trainable parameters (weights, biases, idt) */
+    double *bias_atom_e;  /* [ntypes] fitting energy bias (eV) */
+    double *out_bias;     /* [ntypes] atomic-model output bias (eV) */
+    bool *fit_exclude;    /* [ntypes] fitting exclude_types: the fitting output and
+                             bias_atom_e are dropped, out_bias still applies */
+    bool *atom_exclude;   /* [ntypes] model atom_exclude_types: the atom's energy is zero */
+    bool *pair_exclude;   /* [ntypes * ntypes] model pair_exclude_types: such neighbours are
+                             removed from the list (they become padding) */
+    long nparams;         /* trainable parameters (weights, biases, idt) */
+    double min_nbor_dist; /* closest neighbour distance in the training data (Å), from the
+                             file's @variables; 0 when the file does not say */
+    struct hmd_compression compression;
     struct hmd_arena arena; /* owns every array above */
 };
 
@@ -128,7 +149,7 @@ void hmd_model_free(struct hmd_dp_model *model);
 int hmd_model_type_index(const struct hmd_dp_model *model, const char *symbol);
 
 /* Writes the human summary `halomd info` prints: type map, descriptor, rcut, rcut_smth, sel,
- * network widths, parameter count, precision. Each line starts with `prefix`. */
+ * network widths, compression, parameter count, precision. Each line starts with `prefix`. */
 void hmd_model_print_summary(const struct hmd_dp_model *model, FILE *out, const char *prefix);
 
 #endif /* HMD_NNP_MODEL_H */

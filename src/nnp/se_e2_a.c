@@ -28,12 +28,15 @@ static const struct hmd_mlp *any_net(const struct hmd_dp_model *m)
     return NULL;
 }
 
-/* Embedding scratch: the tangent forward of real rows, or the plain forward of padded rows. */
+/* Embedding scratch: the tangent forward of real rows, the plain forward of padded rows, or
+ * the table's values and derivatives. */
 static size_t embedding_work(const struct hmd_dp_model *m)
 {
     const int rows = max_sel(m);
     size_t a = hmd_mlp_tangent_work_size(any_net(m), rows), b = hmd_mlp_work_size(any_net(m), rows);
-    return a > b ? a : b;
+    size_t c = 2 * (size_t)rows * (size_t)m->se.M;
+    a = a > b ? a : b;
+    return a > c ? a : c;
 }
 
 size_t hmd_se_e2_a_scratch_doubles(const struct hmd_dp_model *m)
@@ -64,9 +67,36 @@ void hmd_se_e2_a_scratch_init(struct hmd_se_e2_a_scratch *s, const struct hmd_dp
     s->rows = ibuf;
 }
 
+/* Index of the embedding net (and table) of centre type ti and neighbour type tau. */
+static int block_index(const struct hmd_dp_model *m, int ti, int tau)
+{
+    return m->se.type_one_side ? tau : ti + tau * m->ntypes;
+}
+
 static const struct hmd_mlp *block_net(const struct hmd_dp_model *m, int ti, int tau)
 {
-    return m->se.type_one_side ? &m->se.emb[tau] : &m->se.emb[ti + tau * m->ntypes];
+    return &m->se.emb[block_index(m, ti, tau)];
+}
+
+/* g[rows][M] and, when dg is not NULL, dg/ds of the embedding of block (ti, tau) at the inputs
+ * s[rows]: by the table when the model is compressed and has one for the block, else by the
+ * network (results in work). */
+static void embed(const struct hmd_dp_model *m, int ti, int tau, int rows, const double *s,
+                  double *work, const double **g, const double **dg)
+{
+    const struct hmd_emb_table *t = m->se.table ? &m->se.table[block_index(m, ti, tau)] : NULL;
+    if (t && t->M > 0) {
+        double *gv = work, *dgv = dg ? work + (size_t)rows * m->se.M : NULL;
+        hmd_emb_table_eval(t, rows, s, gv, dgv);
+        *g = gv;
+        if (dg) {
+            *dg = dgv;
+        }
+    } else if (dg) {
+        hmd_mlp_forward_tangent(block_net(m, ti, tau), rows, s, NULL, work, g, dg);
+    } else {
+        *g = hmd_mlp_forward(block_net(m, ti, tau), rows, s, work, NULL);
+    }
 }
 
 /* Normalised row R of slot j of centre i, and the raw Jacobian when jac != NULL. Returns 1 for
@@ -104,7 +134,7 @@ int hmd_se_e2_a_prepare(struct hmd_dp_model *m)
     const int nt = m->ntypes, M = se->M, stride = se->nnei + nt;
     const size_t tile = (size_t)M * 4;
     se->pad_sum = hmd_arena_alloc(&m->arena, (size_t)nt * stride * tile * sizeof(double));
-    double *work = malloc(hmd_mlp_work_size(any_net(m), 1) * sizeof(double));
+    double *work = malloc((hmd_mlp_work_size(any_net(m), 1) + 2 * (size_t)M) * sizeof(double));
     if (!se->pad_sum || !work) {
         free(work);
         return hmd_error_set(HMD_ENOMEM, "out of memory for the padding tables");
@@ -119,7 +149,8 @@ int hmd_se_e2_a_prepare(struct hmd_dp_model *m)
             for (int j = j1 - 1; j >= j0 && block_net(m, ti, tau)->nlayers > 0; j--) {
                 double R[4];
                 slot_row(m, 0, ti, tau, j, -1, NULL, R, NULL);
-                const double *g = hmd_mlp_forward(block_net(m, ti, tau), 1, R, work, NULL);
+                const double *g;
+                embed(m, ti, tau, 1, R, work, &g, NULL);
                 double *cur = base + (size_t)(j - j0) * tile, *next = cur + tile;
                 for (int a = 0; a < M; a++) {
                     for (int c = 0; c < 4; c++) {
@@ -162,7 +193,6 @@ void hmd_se_e2_a_forward(const struct hmd_dp_model *m, int i, int ti, const int 
     memset(T, 0, sizeof(double) * M * 4);
     for (int tau = 0; tau < m->ntypes; tau++) {
         const int j0 = se->sel_offset[tau], j1 = se->sel_offset[tau + 1];
-        const struct hmd_mlp *net = block_net(m, ti, tau);
         /* real neighbours: value and d/ds, kept for the backward pass */
         int live = 0;
         for (int j = j0; j < j1; j++) {
@@ -173,7 +203,7 @@ void hmd_se_e2_a_forward(const struct hmd_dp_model *m, int i, int ti, const int 
         }
         if (live) {
             const double *g, *dg;
-            hmd_mlp_forward_tangent(net, live, s->input, NULL, s->work, &g, &dg);
+            embed(m, ti, tau, live, s->input, s->work, &g, &dg);
             for (int r = 0; r < live; r++) {
                 double *k = keep + per_slot * s->rows[r];
                 memcpy(k, g + (size_t)r * M, sizeof(double) * M);

@@ -29,8 +29,26 @@ halomd_cli_test(NAME model_corrupt_json EXIT 65 MATCH "corrupt_json.dp: root att
 halomd_cli_test(NAME model_missing_dataset EXIT 65
   MATCH "missing_dataset.dp: model.descriptor.embeddings.networks.1..layers.0.: array 'w'"
   ARGS info -m ${D}/bad/missing_dataset.dp)
-halomd_cli_test(NAME model_unsupported_descriptor EXIT 69 MATCH "descriptor 'dpa1'.*not supported"
-  ARGS eval -m ${D}/bad/dpa1.dp -c ${CONF})
+halomd_cli_test(NAME model_unsupported_descriptor EXIT 69 MATCH "descriptor 'dpa2'.*not supported"
+  ARGS eval -m ${D}/bad/dpa2.dp -c ${CONF})
+halomd_cli_test(NAME model_dpa3 EXIT 69 MATCH "descriptor 'dpa3'.*not supported"
+  ARGS info -m ${D}/bad/dpa3.dp)
+halomd_cli_test(NAME model_spin EXIT 69 MATCH "spin models .type 'spin_ener'. are not supported"
+  ARGS info -m ${D}/bad/spin_se_e2_a.dp)
+halomd_cli_test(NAME info_dpa1 EXIT 0 ARGS info -m ${D}/models/dpa1_water.dp)
+
+# compression
+halomd_cli_test(NAME compress_needs_min_nbor_dist EXIT 78
+  MATCH "deeppot.dp: model-compress: .*set compress-min-nbor-dist"
+  ARGS eval -m ${MODEL} -c ${CONF} -set model-compress=yes)
+halomd_cli_test(NAME compress_concat_refused EXIT 69 MATCH "concat mode"
+  ARGS eval -m ${D}/models/dpa1_small_concat.dp -c ${CONF} -set model-compress=yes)
+halomd_cli_test(NAME compress_bad_stride EXIT 78 MATCH "compress-stride"
+  ARGS eval -m ${WATER} -c ${CONF} -set compress-stride=0)
+halomd_cli_test(NAME info_compressed EXIT 0 MATCH "tabulated embedding .from the file.: stride 0.2 / 2"
+  ARGS info -m ${D}/models/compressed_coarse_se_e2_a_small_tanh.dp)
+halomd_cli_test(NAME eval_compressed_given_dist EXIT 0
+  ARGS eval -m ${MODEL} -c ${CONF} -set model-compress=yes -set compress-min-nbor-dist=0.9)
 halomd_cli_test(NAME info_deeppot EXIT 0 ARGS info -m ${MODEL})
 halomd_cli_test(NAME info_water EXIT 0 ARGS info -m ${WATER})
 

@@ -1,5 +1,6 @@
 # Script mode: run EXE with ARGS (a |-separated list) in a fresh WORKDIR; check the exit code is
-# EXIT and, when MATCH is set, that stderr matches it. With KEEP set (a |-separated list of file
+# EXIT and, when MATCH is set, that stderr (of a failing command) or stdout and stderr (of a
+# successful one) matches it. With KEEP set (a |-separated list of file
 # names), those files are created first with known content and must be left untouched, and no
 # #name.N# backup may appear: a failed run must not clobber earlier output. BACKUP files are
 # pre-created the same way and must end up moved to #name.1# (a successful run backs them up).
@@ -16,8 +17,12 @@ execute_process(COMMAND ${EXE} ${args} WORKING_DIRECTORY ${WORKDIR}
 if(NOT rc STREQUAL EXIT)
   message(FATAL_ERROR "exit code ${rc}, expected ${EXIT}\nstdout:\n${out}\nstderr:\n${err}")
 endif()
-if(MATCH AND NOT err MATCHES "${MATCH}")
-  message(FATAL_ERROR "stderr does not match '${MATCH}'\nstderr:\n${err}")
+set(seen "${err}")
+if(EXIT STREQUAL "0")
+  set(seen "${out}${err}")
+endif()
+if(MATCH AND NOT seen MATCHES "${MATCH}")
+  message(FATAL_ERROR "output does not match '${MATCH}'\nstdout:\n${out}\nstderr:\n${err}")
 endif()
 foreach(f ${keep})
   file(READ ${WORKDIR}/${f} content)

@@ -1,13 +1,25 @@
 # Script mode: halomd eval on the model and structure a golden names, then compare_eval.py.
-# Variables: EXE (halomd), PYTHON, GOLDEN (json path), DATA (tests/data), WORKDIR.
+# Variables: EXE (halomd), PYTHON, GOLDEN (json path), DATA (tests/data), WORKDIR, MODE (build:
+# the golden's model, tabulated by halomd when the golden has a "compression" block; file: the
+# block's compressed_model, DeePMD-kit's own tables).
 file(READ ${GOLDEN} text)
 string(JSON model GET "${text}" model)
 string(JSON structure GET "${text}" structure)
+set(args)
+string(JSON compression ERROR_VARIABLE uncompressed GET "${text}" compression)
+if(MODE STREQUAL "file")
+  string(JSON model GET "${text}" compression compressed_model)
+elseif(NOT uncompressed)
+  string(JSON stride GET "${text}" compression stride0)
+  string(JSON extrapolate GET "${text}" compression extrapolate)
+  set(args -set model-compress=yes -set compress-stride=${stride}
+           -set compress-extrapolate=${extrapolate})
+endif()
 file(MAKE_DIRECTORY ${WORKDIR})
 get_filename_component(name ${GOLDEN} NAME_WE)
-set(out ${WORKDIR}/${name}.eval.json)
+set(out ${WORKDIR}/${name}.${MODE}.eval.json)
 file(REMOVE ${out})
-execute_process(COMMAND ${EXE} eval -m ${DATA}/${model} -c ${DATA}/${structure} -o ${out}
+execute_process(COMMAND ${EXE} eval -m ${DATA}/${model} -c ${DATA}/${structure} -o ${out} ${args}
   RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "halomd eval failed (${rc}): ${err}")

@@ -58,7 +58,7 @@ def invariance(mpiexec, halomd, data, work):
     os.makedirs(work, exist_ok=True)
     cases = [("se_e2_a_water_one_side.dp", "water_192_triclinic.xyz"),
              ("se_e2_a_water_two_side.dp", "water_192_ortho.xyz"),
-             (os.path.join("..", "bad", "dpa1.dp"), "water_96_small.xyz")]
+             ("se_atten_v2_small.dp", "water_96_small.xyz")]
     layouts = [(1, []), (2, []), (3, []), (4, []), (8, []), (4, ["-dd", "4", "1", "1"]),
                (4, ["-dd", "1", "2", "2"]), (8, ["-dd", "2", "2", "2"])]
     ok = True
@@ -152,7 +152,7 @@ def replicated(mpiexec, halomd, data, work):
     ok = True
     # small models: replicated mode evaluates the 2 x cut-off halo, here ~50x the atoms
     for model, conf in (("deeppot.dp", "water_192_triclinic.xyz"),
-                        (os.path.join("..", "bad", "dpa1.dp"), "water_96_small.xyz")):
+                        ("se_atten_v2_small.dp", "water_96_small.xyz")):
         args = ["run", "-m", f"{data}/models/{model}", "-c", f"{data}/structures/{conf}",
                 "-nsteps", "10", "-set", "dt=0.0002", "-set", "gen-vel=yes", "-set",
                 "gen-seed=2", "-set", "nstxout=10"]

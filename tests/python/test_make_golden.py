@@ -219,6 +219,71 @@ def test_golden_name():
     assert mg.golden_name("m", "s.xyz", "pth") == "m__s.json"
     assert mg.golden_name("m", "s.gro", "pth") == "m__s_gro.json"
     assert mg.golden_name("m", "s.xyz", "f64eval") == "m__s__f64eval.json"
+    assert mg.golden_name("m", "s.xyz", "compressed") == "compressed_m__s.json"
+    assert mg.golden_name("m", "s.xyz", "compressed_coarse") == "compressed_coarse_m__s.json"
+    assert mg.compressed_dp_name("m", "compressed_coarse") == "compressed_coarse_m.dp"
+
+
+# --- optional keys: nparams, compression ---------------------------------------------------------
+
+def _compressed_doc():
+    doc = _doc(n=2)
+    doc["provenance"]["nparams"] = 30
+    doc["provenance"]["nparams_detail"] = {"descriptor": 10, "fitting_net": 20}
+    doc["compression"] = {
+        "stride0": 0.01, "stride1": 0.1, "extrapolate": 5, "check_frequency": -1,
+        "min_nbor_dist": 0.9916652661054535, "command": "dp --pt compress",
+        "tables": [{"net": 0, "info": [-1.0, 13.0, 65.0, 0.01, 0.1, -1.0],
+                    "shape": [1920, 96]}],
+        "deepmd_rel_diff_vs_uncompressed": {q: 1e-13 for q in mg.QUANTITIES}}
+    return doc
+
+
+def test_format_golden_with_compression_round_trips():
+    doc = _compressed_doc()
+    text = mg.format_golden(doc)
+    back = json.loads(text)
+    assert back == doc
+    assert list(back) == list(mg.GOLDEN_KEYS[:-1]) + ["compression", "frames"]
+    assert '"info": [-1.0, 13.0, 65.0, 0.01, 0.1, -1.0]' in text
+    assert mg.check_golden(back) == []
+
+
+def test_check_golden_optional_keys():
+    doc = _compressed_doc()
+    doc["provenance"]["nparams"] = 31
+    assert any("nparams" in p for p in mg.check_golden(doc))
+    doc = _compressed_doc()
+    doc["provenance"]["nparams"] = 2.5
+    assert any("nparams" in p for p in mg.check_golden(doc))
+    doc = _compressed_doc()
+    del doc["compression"]["min_nbor_dist"]
+    assert any("min_nbor_dist" in p for p in mg.check_golden(doc))
+    doc = _compressed_doc()
+    doc["compression"]["check_frequency"] = 1.5
+    assert any("check_frequency" in p for p in mg.check_golden(doc))
+    doc = _compressed_doc()
+    del doc["compression"]["deepmd_rel_diff_vs_uncompressed"]["force"]
+    assert any("deepmd_rel_diff" in p for p in mg.check_golden(doc))
+    doc = _compressed_doc()
+    doc["extra"] = 1
+    assert any("unknown" in p for p in mg.check_golden(doc))
+    doc = _compressed_doc()
+    doc["provenance"]["sensitive_pairs"] = [[0, 73, 149, 5.9998]]
+    assert mg.check_golden(doc) == []
+    doc["provenance"]["sensitive_pairs"] = [[0, 73, 149]]
+    assert any("sensitive_pairs" in p for p in mg.check_golden(doc))
+
+
+def test_compare_golden_compression_parameters():
+    ref = _compressed_doc()
+    new = json.loads(json.dumps(ref))
+    assert mg.compare_golden(new, ref) == []
+    new["compression"]["stride0"] = 0.02
+    assert any("stride0" in m for m in mg.compare_golden(new, ref))
+    new = json.loads(json.dumps(ref))
+    del new["compression"]
+    assert any("compression" in m for m in mg.compare_golden(new, ref))
 
 
 # --- the committed data -------------------------------------------------------------------------
@@ -227,6 +292,8 @@ def test_generated_files_are_committed():
     for group in mg.generated_files():
         for f in group:
             assert (DATA / f).is_file(), f
+    for f in mg.BAD_FILES:
+        assert (REPO / f).is_file(), f
 
 
 @pytest.mark.parametrize("path", GOLDENS, ids=[g.stem for g in GOLDENS])
@@ -247,6 +314,8 @@ def test_every_model_and_structure_is_covered():
     models, structures, goldens = mg.generated_files()
     docs = [load(DATA / g) for g in goldens]
     used_models = {d["model"] for d in docs}
+    used_models |= {d["compression"]["compressed_model"] for d in docs
+                    if "compressed_model" in d.get("compression", {})}
     used_structures = {d["structure"] for d in docs}
     assert set(models) <= used_models, sorted(set(models) - used_models)
     assert set(structures) <= used_structures, sorted(set(structures) - used_structures)
@@ -276,3 +345,57 @@ def test_example_water():
     assert len(frames[0]["species"]) >= 1500
     link = ex / "water.dp"
     assert link.resolve() == (DATA / "models" / "se_e2_a_water_one_side.dp").resolve()
+
+
+def test_golden_names_label_the_descriptor():
+    """DPA-1 goldens start with dpa1_ or se_atten_v2_, compressed ones with compressed_, so that
+    the golden tests can be labelled; compressed goldens and only they carry "compression"."""
+    for g in GOLDENS:
+        doc = load(g)
+        model = doc["model"].split("/")[-1][:-3]
+        compressed = g.name.startswith("compressed_")
+        assert ("compression" in doc) == compressed, g.name
+        if compressed:
+            assert g.name.split("__")[0].endswith(model), g.name
+        elif model != "deeppot":
+            assert g.name.startswith(model + "__"), g.name
+        if model.startswith(("dpa1_", "se_atten_v2_")):
+            assert "nparams" in doc["provenance"], g.name
+
+
+def test_compressed_goldens():
+    for g in GOLDENS:
+        doc = load(g)
+        comp = doc.get("compression")
+        if comp is None:
+            continue
+        assert comp["stride1"] == pytest.approx(10 * comp["stride0"])
+        for t in comp["tables"]:
+            lower, upper, table_max, s0, s1, cf = t["info"]
+            assert (s0, s1, cf) == (comp["stride0"], comp["stride1"], comp["check_frequency"])
+            assert table_max == upper * comp["extrapolate"]
+            assert lower == math.floor(lower) and upper == math.ceil(upper)
+            n1 = int((upper - lower) / s0)
+            assert t["shape"][0] == int((upper - lower) / s0 + (table_max - upper) / s1)
+            assert t["shape"][0] > n1 and t["shape"][1] % 6 == 0
+
+
+def test_hcno_mixture():
+    (fr,) = mg.read_xyz(DATA / "structures" / mg.HCNO_BOX)
+    assert set(fr["species"]) == {"H", "C", "N", "O"}
+    assert 150 <= len(fr["species"]) <= 300
+    assert fr["pbc"] == [True] * 3
+    first_seen = list(dict.fromkeys(fr["species"]))
+    assert first_seen != ["H", "C", "N", "O"]
+
+
+def test_sensitive_pairs_are_near_rcut():
+    """Goldens flagged as sensitive list neighbour entries within 1e-3 A of rcut."""
+    n = 0
+    for g in GOLDENS:
+        doc = load(g)
+        for frame, i, j, r in doc["provenance"].get("sensitive_pairs", []):
+            n += 1
+            assert g.name.startswith("dpa1_") and 5.999 < r < 6.0, g.name
+            assert frame < len(doc["frames"]) and i != j
+    assert n > 0

@@ -3,7 +3,8 @@
  *   - forces equal minus the (fourth-order) central finite differences of the energy;
  *   - the virial equals minus the finite strain derivative of the energy;
  *   - forces sum to zero; the energy is invariant under a rigid translation.
- * Models: DeePMD-kit's own two-side test model and our one-side float64 water model. */
+ * Models: DeePMD-kit's own two-side test model, our water models and DPA-1 models, networks and
+ * tabulated (compressed) embeddings. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,8 +18,7 @@
 #include "core/error.h"
 #include "io/model_dp.h"
 #include "md/forces.h"
-
-#define DPA1_MODEL "../bad/dpa1.dp"
+#include "nnp/compress.h"
 
 static double urand(unsigned *s)
 {
@@ -59,6 +59,29 @@ static void water_config(struct hmd_atoms *a, const struct hmd_box *box, int nsi
     a->nghost = 0;
 }
 
+/* Smallest |r - rcut| over all pairs and periodic images (images up to two cells away). */
+static double gap_to_rcut(const struct hmd_atoms *a, const struct hmd_box *box, double rcut)
+{
+    double gap = INFINITY;
+    for (int i = 0; i < a->nlocal; i++) {
+        for (int j = 0; j < a->nlocal; j++) {
+            for (int n = 0; n < 125; n++) {
+                const int img[3] = {n % 5 - 2, (n / 5) % 5 - 2, n / 25 - 2};
+                double d2 = 0;
+                for (int k = 0; k < 3; k++) {
+                    double d = a->x[3 * j + k] - a->x[3 * i + k];
+                    for (int v = 0; v < 3; v++) {
+                        d += img[v] * box->h[v][k];
+                    }
+                    d2 += d * d;
+                }
+                gap = fmin(gap, fabs(sqrt(d2) - rcut));
+            }
+        }
+    }
+    return gap;
+}
+
 struct setup {
     struct hmd_dp_model model;
     struct hmd_domain dd;
@@ -75,12 +98,18 @@ static double energy_of(struct setup *s, struct hmd_atoms *a, const struct hmd_b
     return s->fs.energy;
 }
 
-static void check_model(const char *file, const double h[3][3], int nside, unsigned seed)
+/* With `compress` not NULL the model's embedding nets are tabulated first: the tables are C2
+ * piecewise quintics, so the same derivative checks hold for the compressed model. */
+static void check_model(const char *file, const double h[3][3], int nside, unsigned seed,
+                        const struct hmd_compress_opts *compress)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/models/%s", HMD_TEST_DATA, file);
     struct setup s = {0};
     int rc = hmd_model_read_dp(path, &s.model);
+    if (!rc && compress) {
+        rc = hmd_model_compress(&s.model, compress);
+    }
     if (rc) {
         fail_msg("%s", hmd_error_msg());
     }
@@ -88,7 +117,15 @@ static void check_model(const char *file, const double h[3][3], int nside, unsig
     struct hmd_box box;
     assert_int_equal(hmd_box_init(&box, h, pbc), HMD_OK);
     struct hmd_atoms a = {0};
-    water_config(&a, &box, nside, seed);
+    /* DPA-1 in concat mode with set_davg_zero false is discontinuous at rcut, in DeePMD-kit
+     * too (a neighbour leaving the cut-off becomes padding, whose type embedding is atom 0's):
+     * there the configuration keeps every pair 0.013 Å from rcut, more than the strain
+     * derivatives below move one. */
+    const bool jumps = s.model.kind == HMD_DESCRIPTOR_DPA1 && !s.model.dpa1.strip;
+    do {
+        hmd_atoms_free(&a);
+        water_config(&a, &box, nside, seed++);
+    } while (jumps && gap_to_rcut(&a, &box, s.model.rcut) < 0.013);
     const int n = a.nlocal;
     hmd_forces_init(&s.fs, &s.model, &s.dd, 0.0, 0, n);
     double e0 = energy_of(&s, &a, &box);
@@ -177,21 +214,106 @@ static void check_model(const char *file, const double h[3][3], int nside, unsig
 static void test_deeppot_two_side_triclinic(void **state)
 {
     const double h[3][3] = {{8.5, 0, 0}, {2.0, 8.0, 0}, {-1.5, 1.0, 9.0}};
-    check_model("deeppot.dp", h, 3, 11u);
+    check_model("deeppot.dp", h, 3, 11u, NULL);
 }
 
 static void test_water_one_side_triclinic(void **state)
 {
     const double h[3][3] = {{9.0, 0, 0}, {-2.5, 9.5, 0}, {1.0, 2.0, 9.2}};
-    check_model("se_e2_a_water_one_side.dp", h, 3, 12u);
+    check_model("se_e2_a_water_one_side.dp", h, 3, 12u, NULL);
 }
 
-static void test_dpa1_triclinic(void **state)
+/* Smooth DPA-1 models only (smooth_type_embedding false is not continuous at rcut). 8 molecules:
+ * fewer neighbours than sel, so no neighbour is ever cut by the nearest-sel rule, which would
+ * make the energy jump. */
+static void test_dpa1_concat_triclinic(void **state)
 {
-    /* 8 molecules: fewer neighbours than sel (30), so no neighbour is ever cut by the
-     * nearest-sel rule, which would make the energy jump */
     const double h[3][3] = {{8.0, 0, 0}, {1.5, 8.5, 0}, {-1.0, 0.5, 8.2}};
-    check_model(DPA1_MODEL, h, 2, 13u);
+    check_model("dpa1_small_tebd2_excl.dp", h, 2, 13u, NULL);
+}
+
+static void test_se_atten_v2_triclinic(void **state)
+{
+    const double h[3][3] = {{8.0, 0, 0}, {1.5, 8.5, 0}, {-1.0, 0.5, 8.2}};
+    check_model("se_atten_v2_small.dp", h, 2, 17u, NULL);
+}
+
+/* DeePMD-kit's default tables (stride 0.01, extrapolate 5); the configurations come closer
+ * than the models' min_nbor_dist, so the second table part is exercised too. */
+static const struct hmd_compress_opts default_tables = {
+    .extrapolate = 5, .stride0 = 0.01, .stride1 = 0.1};
+
+static void test_compressed_water_two_side_triclinic(void **state)
+{
+    const double h[3][3] = {{9.0, 0, 0}, {-2.5, 9.5, 0}, {1.0, 2.0, 9.2}};
+    check_model("se_e2_a_water_two_side.dp", h, 3, 14u, &default_tables);
+}
+
+static void test_compressed_dpa1_strip_triclinic(void **state)
+{
+    const double h[3][3] = {{8.0, 0, 0}, {1.5, 8.5, 0}, {-1.0, 0.5, 8.2}};
+    check_model("dpa1_small_strip_l0.dp", h, 2, 15u, &default_tables);
+}
+
+/* Energy and forces of `file` on a random water configuration, networks or tables. */
+static double forces_of(const char *file, const struct hmd_compress_opts *compress,
+                        const double h[3][3], unsigned seed, double *f, int *n)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/%s", HMD_TEST_DATA, file);
+    struct setup s = {0};
+    int rc = hmd_model_read_dp(path, &s.model);
+    if (!rc && compress) {
+        rc = hmd_model_compress(&s.model, compress);
+    }
+    if (rc) {
+        fail_msg("%s", hmd_error_msg());
+    }
+    const bool pbc[3] = {true, true, true};
+    struct hmd_box box;
+    assert_int_equal(hmd_box_init(&box, h, pbc), HMD_OK);
+    struct hmd_atoms a = {0};
+    water_config(&a, &box, 3, seed);
+    *n = a.nlocal;
+    hmd_forces_init(&s.fs, &s.model, &s.dd, 0.0, 0, a.nlocal);
+    const double e = energy_of(&s, &a, &box);
+    for (int i = 0; i < a.nlocal; i++) {
+        for (int k = 0; k < 3; k++) {
+            f[3 * a.id[i] + k] = a.f[3 * i + k];
+        }
+    }
+    hmd_atoms_free(&a);
+    hmd_forces_free(&s.fs);
+    hmd_domain_free(&s.dd);
+    hmd_model_free(&s.model);
+    return e;
+}
+
+/* The tables stand in for the networks: with DeePMD-kit's default strides the energy and the
+ * forces agree to the ~1e-7 relative accuracy DeePMD-kit documents for compression. */
+static void test_compressed_close_to_network(void **state)
+{
+    const double h[3][3] = {{9.0, 0, 0}, {-2.5, 9.5, 0}, {1.0, 2.0, 9.2}};
+    const char *files[] = {"se_e2_a_water_one_side.dp", "se_e2_a_water_two_side.dp",
+                           "dpa1_small_strip_l0.dp"};
+    for (int k = 0; k < 3; k++) {
+        double f0[3 * 81], f1[3 * 81];
+        int n0, n1;
+        const double e0 = forces_of(files[k], NULL, h, 16u, f0, &n0);
+        const double e1 = forces_of(files[k], &default_tables, h, 16u, f1, &n1);
+        assert_int_equal(n0, n1);
+        double fbig = 0, df = 0;
+        for (int c = 0; c < 3 * n0; c++) {
+            fbig = fmax(fbig, fabs(f0[c]));
+            df = fmax(df, fabs(f1[c] - f0[c]));
+        }
+        if (fabs(e1 - e0) > 1e-7 * fabs(e0) || df > 1e-5 * fbig) {
+            fail_msg("%s: tables vs networks: energy %.3g relative, forces %.3g relative", files[k],
+                     fabs(e1 - e0) / fabs(e0), df / fbig);
+        }
+        print_message("%s: tables vs networks: energy %.2g, forces %.2g (relative)\n", files[k],
+                      fabs(e1 - e0) / fabs(e0), df / fbig);
+    }
 }
 
 int main(void)
@@ -199,7 +321,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deeppot_two_side_triclinic),
         cmocka_unit_test(test_water_one_side_triclinic),
-        cmocka_unit_test(test_dpa1_triclinic),
+        cmocka_unit_test(test_dpa1_concat_triclinic),
+        cmocka_unit_test(test_se_atten_v2_triclinic),
+        cmocka_unit_test(test_compressed_water_two_side_triclinic),
+        cmocka_unit_test(test_compressed_dpa1_strip_triclinic),
+        cmocka_unit_test(test_compressed_close_to_network),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
