@@ -38,9 +38,11 @@ struct state {
     double *sigma; /* [nlayers][nnei] sqrt(var + eps) */
     /* temporaries */
     double *O;       /* [nnei][H] */
-    double *Ap;      /* [nnei][nnei] final attention weights A' */
+    double *Ap;      /* [n][n] scratch: A' = A F (forward), its transpose, dS^T (backward) */
     double *P;       /* [nnei][M] */
     double *qkv;     /* [nnei][3H] normalised and scaled q, k, v */
+    double *bt;      /* a packed right-hand side of hmd_gemm_strided: [H][nnei padded] or
+                        [nnei][H padded] */
     double *dY;      /* [nnei][M] */
     double *dX;      /* [nnei][M] */
     double *dO;      /* [nnei][H] */
@@ -72,6 +74,8 @@ static size_t layout(const struct hmd_dp_model *m, double *buf, int *ibuf, struc
     const size_t n = (size_t)d->nnei, M = (size_t)d->M, H = (size_t)d->H, L = (size_t)d->nlayers;
     const size_t ke = (size_t)k_emb(d);
     const size_t ework = hmd_mlp_tangent_work_size(&d->emb, d->nnei);
+    const size_t bt_a = H * (size_t)hmd_gemm_padded(d->nnei), bt_b = n * hmd_gemm_padded(d->H);
+    const size_t bt_doubles = bt_a > bt_b ? bt_a : bt_b;
     struct {
         double **p;
         size_t count;
@@ -101,6 +105,7 @@ static size_t layout(const struct hmd_dp_model *m, double *buf, int *ibuf, struc
         {&s->Ap, n * n},
         {&s->P, n * M},
         {&s->qkv, n * 3 * H},
+        {&s->bt, bt_doubles},
         {&s->dY, n * M},
         {&s->dX, n * M},
         {&s->dO, n * H},
@@ -371,16 +376,12 @@ static void attention_forward(const struct hmd_dp_model *m, int n, struct state 
         double *S = s->S + (size_t)l * nnei * nnei, *A = s->A + (size_t)l * nnei * nnei;
         hmd_gemm_bias(n, M, 3 * H, X, NULL, L->in_proj.wp, L->in_proj.bp, QKV, NULL);
         prepare_qkv(d, n, QKV, qkvn, s->qkv);
+        hmd_gemm_pack_transposed(n, H, s->qkv + H, 3 * (size_t)H, s->bt);
+        hmd_gemm_strided(n, H, n, s->qkv, 3 * (size_t)H, s->bt, S, nnei);
         for (int j = 0; j < n; j++) {
-            const double *q = s->qkv + (size_t)j * 3 * H;
             double mx = -INFINITY;
             for (int k = 0; k < n; k++) {
-                const double *kk = s->qkv + (size_t)k * 3 * H + H;
-                double dot = 0.0;
-                for (int h = 0; h < H; h++) {
-                    dot += q[h] * kk[h];
-                }
-                S[(size_t)j * nnei + k] = dot;
+                const double dot = S[(size_t)j * nnei + k];
                 double sp = d->smooth ? (dot + ATTN_SHIFT) * s->sw[j] * s->sw[k] - ATTN_SHIFT : dot;
                 A[(size_t)j * nnei + k] = sp;
                 mx = sp > mx ? sp : mx;
@@ -398,18 +399,14 @@ static void attention_forward(const struct hmd_dp_model *m, int n, struct state 
                 A[(size_t)j * nnei + k] /= den;
             }
         }
-        /* O = A' V, P = O W_out + b_out, Y = LN(X + P) */
+        /* O = A' V with A' = A F, P = O W_out + b_out, Y = LN(X + P) */
         for (int j = 0; j < n; j++) {
-            double *o = s->O + (size_t)j * H;
-            memset(o, 0, sizeof(double) * H);
             for (int k = 0; k < n; k++) {
-                const double w = A[(size_t)j * nnei + k] * gate_factor(d, s, j, k);
-                const double *v = s->qkv + (size_t)k * 3 * H + 2 * H;
-                for (int h = 0; h < H; h++) {
-                    o[h] += w * v[h];
-                }
+                s->Ap[(size_t)j * n + k] = A[(size_t)j * nnei + k] * gate_factor(d, s, j, k);
             }
         }
+        hmd_gemm_pack(n, H, s->qkv + 2 * H, 3 * (size_t)H, s->bt);
+        hmd_gemm_strided(n, n, H, s->Ap, n, s->bt, s->O, H);
         hmd_gemm_bias(n, H, M, s->O, NULL, L->out_proj.wp, L->out_proj.bp, s->P, NULL);
         for (int j = 0; j < n; j++) {
             double *z = s->P + (size_t)j * M;
@@ -499,20 +496,16 @@ static void attention_backward(const struct hmd_dp_model *m, int l, int n, struc
     /* dX now holds dZ = dE/dX (residual) = dE/dP; dO = dP W_out^T */
     hmd_gemm_transposed(n, H, M, s->dX, L->out_proj.wtp, s->dO);
     prepare_qkv(d, n, QKV, s->qkvn + (size_t)l * nnei * 3, s->qkv); /* norms rewritten equal */
-    memset(s->dQKV, 0, sizeof(double) * n * 3 * H);
-    /* O = A' V: dA'_jk = dO_j . v_k, dv_k += A'_jk dO_j; then through A' = A F */
+    /* O = A' V: dA'_jk = dO_j . v_k (into dA first), dv_k += A'_jk dO_j; then through
+     * A' = A F */
+    hmd_gemm_pack_transposed(n, H, s->qkv + 2 * H, 3 * (size_t)H, s->bt);
+    hmd_gemm_strided(n, H, n, s->dO, H, s->bt, s->dA, nnei);
     for (int j = 0; j < n; j++) {
-        const double *dO = s->dO + (size_t)j * H;
         double rowsum = 0.0;
         for (int k = 0; k < n; k++) {
-            const double *v = s->qkv + (size_t)k * 3 * H + 2 * H;
-            double *dv = s->dQKV + (size_t)k * 3 * H + 2 * H;
             const double a = A[(size_t)j * nnei + k], f = gate_factor(d, s, j, k);
-            double dap = 0.0;
-            for (int h = 0; h < H; h++) {
-                dap += dO[h] * v[h];
-                dv[h] += a * f * dO[h];
-            }
+            const double dap = s->dA[(size_t)j * nnei + k];
+            s->Ap[(size_t)k * n + j] = a * f; /* A'^T, for dV */
             const double da = dap * f;
             s->dA[(size_t)j * nnei + k] = da;
             rowsum += a * da;
@@ -545,20 +538,19 @@ static void attention_backward(const struct hmd_dp_model *m, int l, int n, struc
             s->dA[e] = ds; /* now dE/dS */
         }
     }
-    /* S = q~ k~^T: dq~_j = sum_k dS_jk k~_k, dk~_k = sum_j dS_jk q~_j */
+    /* dV = A'^T dO; S = q~ k~^T: dQ~ = dS K~, dK~ = dS^T Q~ */
+    double *dQKV = s->dQKV;
+    hmd_gemm_pack(n, H, s->dO, H, s->bt);
+    hmd_gemm_strided(n, n, H, s->Ap, n, s->bt, dQKV + 2 * H, 3 * (size_t)H);
+    hmd_gemm_pack(n, H, s->qkv + H, 3 * (size_t)H, s->bt);
+    hmd_gemm_strided(n, n, H, s->dA, nnei, s->bt, dQKV, 3 * (size_t)H);
     for (int j = 0; j < n; j++) {
-        double *dq = s->dQKV + (size_t)j * 3 * H;
-        const double *q = s->qkv + (size_t)j * 3 * H;
         for (int k = 0; k < n; k++) {
-            const double ds = s->dA[(size_t)j * nnei + k];
-            const double *kk = s->qkv + (size_t)k * 3 * H + H;
-            double *dk = s->dQKV + (size_t)k * 3 * H + H;
-            for (int h = 0; h < H; h++) {
-                dq[h] += ds * kk[h];
-                dk[h] += ds * q[h];
-            }
+            s->Ap[(size_t)k * n + j] = s->dA[(size_t)j * nnei + k];
         }
     }
+    hmd_gemm_pack(n, H, s->qkv, 3 * (size_t)H, s->bt);
+    hmd_gemm_strided(n, n, H, s->Ap, n, s->bt, dQKV + H, 3 * (size_t)H);
     /* back through the scale and the normalisation: x~ = c x / |x| */
     for (int r = 0; r < n; r++) {
         for (int part = 0; part < 3; part++) {

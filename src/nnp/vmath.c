@@ -133,3 +133,44 @@ void hmd_gemm_transposed(int rows, int k, int n, const double *dz, const double 
         }
     }
 }
+
+HMD_CPU_CLONES
+void hmd_gemm_strided(int rows, int k, int n, const double *a, size_t lda, const double *bp,
+                      double *c, size_t ldc)
+{
+    const int n_pad = hmd_gemm_padded(n);
+    for (int r = 0; r < rows; r += 4) {
+        const int nr = rows - r < 4 ? rows - r : 4;
+        for (int j0 = 0; j0 < n_pad; j0 += HMD_GEMM_BLOCK) {
+            const int ncols = n - j0 < HMD_GEMM_BLOCK ? n - j0 : HMD_GEMM_BLOCK;
+            gemm_tile(nr, k, ncols, lda, n_pad, ldc, a + (size_t)r * lda, bp + j0, NULL,
+                      c + (size_t)r * ldc + j0);
+        }
+    }
+}
+
+void hmd_gemm_pack(int k, int n, const double *b, size_t ldb, double *bp)
+{
+    const int n_pad = hmd_gemm_padded(n);
+    for (int i = 0; i < k; i++) {
+        double *dst = bp + (size_t)i * n_pad;
+        memcpy(dst, b + (size_t)i * ldb, sizeof(double) * n);
+        for (int j = n; j < n_pad; j++) {
+            dst[j] = 0.0;
+        }
+    }
+}
+
+void hmd_gemm_pack_transposed(int n, int k, const double *b, size_t ldb, double *bp)
+{
+    const int n_pad = hmd_gemm_padded(n);
+    for (int i = 0; i < k; i++) {
+        double *dst = bp + (size_t)i * n_pad;
+        for (int j = 0; j < n; j++) {
+            dst[j] = b[(size_t)j * ldb + i];
+        }
+        for (int j = n; j < n_pad; j++) {
+            dst[j] = 0.0;
+        }
+    }
+}

@@ -9,6 +9,8 @@
 #ifndef HMD_NNP_VMATH_H
 #define HMD_NNP_VMATH_H
 
+#include <stddef.h>
+
 /* Compiles a function for AVX-512, AVX2+FMA and baseline x86-64; the loader picks the best
  * the CPU has. Only for functions whose hot loops are vectorisable. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -40,5 +42,19 @@ void hmd_gemm_bias(int rows, int k, int n, const double *x, const double *dx, co
 /* dx[rows][k] = dz[rows][n] w^T, given wtp = w^T packed as [n][k_pad] with
  * k_pad = hmd_gemm_padded(k). */
 void hmd_gemm_transposed(int rows, int k, int n, const double *dz, const double *wtp, double *dx);
+
+/* c[rows][n] = a[rows][k] B, rows of a with stride lda and of c with stride ldc, B packed as
+ * [k][n_pad] (n_pad = hmd_gemm_padded(n), zero columns beyond n; hmd_gemm_pack_transposed).
+ * The kernel of hmd_gemm_bias without the bias. */
+void hmd_gemm_strided(int rows, int k, int n, const double *a, size_t lda, const double *bp,
+                      double *c, size_t ldc);
+
+/* Packs B = b for hmd_gemm_strided: b holds k rows of length n (stride ldb), bp receives
+ * [k][hmd_gemm_padded(n)]. */
+void hmd_gemm_pack(int k, int n, const double *b, size_t ldb, double *bp);
+
+/* Packs B = b^T for hmd_gemm_strided: b holds n rows of length k (stride ldb), bp receives
+ * [k][hmd_gemm_padded(n)]. So hmd_gemm_strided with it gives c[i][j] = a_i . b_j. */
+void hmd_gemm_pack_transposed(int n, int k, const double *b, size_t ldb, double *bp);
 
 #endif /* HMD_NNP_VMATH_H */

@@ -4,6 +4,8 @@
 Usage: check_md.py TEST HALOMD DATA WORKDIR
   nve_dt      NVE water: the conserved energy stays within a bound, and halving dt cuts its
               fluctuation about 4x (velocity Verlet is second order).
+  nve_dt_dpa1        the same with a DPA-1 model (se_atten_v2).
+  nve_dt_compressed  the same with the se_e2_a model tabulated (model-compress = yes).
   vrescale    ideal gas under v-rescale: mean temperature within statistical error of ref-t,
               kinetic-energy variance that of the canonical ensemble.
   langevin    the same under the Langevin thermostat.
@@ -43,10 +45,11 @@ def check(cond, msg):
     return cond
 
 
-def nve_dt(halomd, data, workdir):
-    """Water (96 atoms, untrained se_e2_a model, stiff: small steps), 0.02 ps at dt and dt/2."""
-    common = ["-m", f"{data}/models/se_e2_a_water_one_side.dp",
-              "-c", f"{data}/structures/water_96_small.xyz"]
+def nve(halomd, data, workdir, model, extra=()):
+    """Water (96 atoms, an untrained model, stiff: small steps), 0.02 ps at dt and dt/2: the
+    conserved energy fluctuates below 1e-6 eV/atom and as dt^2 (velocity Verlet)."""
+    common = ["-m", f"{data}/models/{model}", "-c", f"{data}/structures/water_96_small.xyz",
+              *extra]
     spread = {}
     for dt in (0.0002, 0.0001):
         rows = run(halomd, workdir, f"nve{dt}", common + sets(
@@ -54,12 +57,27 @@ def nve_dt(halomd, data, workdir):
             nstenergy=5, nstcalcenergy=5, nstlog=50))
         e = [r["conserved_eV"] for r in rows]
         spread[dt] = statistics.pstdev(e)
-        print(f"dt {dt} ps: conserved energy std {spread[dt]:.3e} eV, "
+        print(f"{model} dt {dt} ps: conserved energy std {spread[dt]:.3e} eV, "
               f"max-min {max(e) - min(e):.3e} eV over {len(e)} samples")
     ratio = spread[0.0002] / spread[0.0001]
     ok = check(spread[0.0001] < 1e-7 * 96 * 10, "conserved-energy std below 1e-6 eV/atom at 0.1 fs")
     ok &= check(3.0 < ratio < 6.0, f"halving dt cuts the fluctuation {ratio:.2f}x (expected ~4)")
     return ok
+
+
+def nve_dt(halomd, data, workdir):
+    return nve(halomd, data, workdir, "se_e2_a_water_one_side.dp")
+
+
+def nve_dt_dpa1(halomd, data, workdir):
+    """DPA-1 (se_atten_v2: strip, smooth, two attention layers)."""
+    return nve(halomd, data, workdir, "se_atten_v2_small.dp")
+
+
+def nve_dt_compressed(halomd, data, workdir):
+    """se_e2_a with tabulated embedding nets (C2 piecewise quintics)."""
+    return nve(halomd, data, workdir, "se_e2_a_water_one_side.dp",
+               ["-set", "model-compress=yes"])
 
 
 def thermostat(halomd, data, workdir, kind):
@@ -125,7 +143,8 @@ def seeds(halomd, data, workdir):
     return ok
 
 
-TESTS = {"nve_dt": nve_dt, "vrescale": lambda h, d, w: thermostat(h, d, w, "v-rescale"),
+TESTS = {"nve_dt": nve_dt, "nve_dt_dpa1": nve_dt_dpa1, "nve_dt_compressed": nve_dt_compressed,
+         "vrescale": lambda h, d, w: thermostat(h, d, w, "v-rescale"),
          "langevin": lambda h, d, w: thermostat(h, d, w, "langevin"),
          "eval_step0": eval_step0, "seeds": seeds}
 
