@@ -202,6 +202,10 @@ static const struct param_def params[] = {
     {"compress-min-nbor-dist", P_REAL, "0", "Å", NUM(0, INFINITY), FIELD(compress_min_nbor_dist),
      "closest neighbour distance the table range is made for; 0 = the model's own "
      "min_nbor_dist"},
+    {"compress-check-frequency", P_INT, "-1", "", NUM(-1, INFINITY),
+     FIELD(compress_check_frequency),
+     "steps between counts of table inputs beyond the table's fine part and beyond its end, "
+     "reported in the log (dp compress -f); -1 or 0 = never"},
 };
 
 #define NPARAMS (sizeof params / sizeof params[0])

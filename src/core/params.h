@@ -95,6 +95,7 @@ struct hmd_params {
     double compress_stride;        /* knot spacing of the first table part; second = 10 x */
     double compress_extrapolate;   /* table end as a multiple of its upper bound */
     double compress_min_nbor_dist; /* Å; 0 = the model's own min_nbor_dist */
+    int compress_check_frequency;  /* steps between table overflow checks; -1 = never */
     /* bookkeeping of hmd_params_read/hmd_params_set: origin of each key, in table order */
     struct hmd_param_origin origin[HMD_PARAMS_MAX_KEYS];
     char origin_file[HMD_PATH_MAX]; /* the file origin[].file points to */

@@ -35,6 +35,7 @@
 #include "io/traj_xyz.h"
 #include "md/forces.h"
 #include "md/model_setup.h"
+#include "nnp/compress.h"
 #include "md/integrate.h"
 #include "md/report.h"
 #include "md/system.h"
@@ -505,6 +506,29 @@ static int compute_forces(struct md *md)
     return rc;
 }
 
+/* DeePMD-kit's check_frequency: every compress-check-frequency steps, count the table inputs
+ * of this step beyond the tables' fine part and beyond their end, and log them when there are
+ * any. Collective. */
+static void check_tables(struct md *md)
+{
+    const int freq = md->p.compress_check_frequency;
+    if (freq <= 0 || md->step % freq != 0 || !md->model.compression.on || md->fs.replicated) {
+        return;
+    }
+    long counts[2] = {0, 0};
+    hmd_compress_overflow(&md->model, md->sys.atoms.nlocal, md->sys.atoms.x, md->sys.atoms.type,
+                          &md->fs.nl, counts);
+    int64_t sum[2] = {counts[0], counts[1]};
+    hmd_comm_sum_i64(sum, 2);
+    if (md->log && (sum[0] || sum[1])) {
+        fprintf(md->log,
+                "step %" PRId64 ": compressed tables: %" PRId64 " neighbour inputs beyond the "
+                "fine part (closer than min_nbor_dist %.4g Å), %" PRId64 " beyond the table "
+                "(extrapolated)\n",
+                md->step, sum[0], md->model.compression.min_nbor_dist, sum[1]);
+    }
+}
+
 static void integrate_second_half(struct md *md)
 {
     hmd_timer_start(&md->timers, HMD_TIMER_INTEGRATE);
@@ -616,6 +640,9 @@ static int md_step(struct md *md)
     }
     if (!rc) {
         rc = compute_forces(md);
+    }
+    if (!rc) {
+        check_tables(md);
     }
     if (!rc) {
         integrate_second_half(md);

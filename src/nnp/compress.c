@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "nnp/env_mat.h"
 #include "nnp/se_e2_a.h"
 
 /* One table per se_e2_a embedding net, over the range DeePMD-kit gives that net. */
@@ -121,4 +122,44 @@ int hmd_model_compress(struct hmd_dp_model *m, const struct hmd_compress_opts *o
         .min_nbor_dist = dmin,
     };
     return HMD_OK;
+}
+
+/* The table an (i, j) pair's input goes through, or NULL. */
+static const struct hmd_emb_table *pair_table(const struct hmd_dp_model *m, int ti, int tj)
+{
+    if (m->kind == HMD_DESCRIPTOR_DPA1) {
+        return m->dpa1.table;
+    }
+    if (!m->se.table) {
+        return NULL;
+    }
+    const struct hmd_emb_table *t = &m->se.table[m->se.type_one_side ? tj : ti + tj * m->ntypes];
+    return t->M > 0 ? t : NULL;
+}
+
+void hmd_compress_overflow(const struct hmd_dp_model *m, int nlocal, const double *x,
+                           const int *type, const struct hmd_nbr_list *nl, long counts[2])
+{
+    const bool se = m->kind == HMD_DESCRIPTOR_SE_E2_A;
+    const double *davg = se ? m->se.davg : m->dpa1.davg, *dstd = se ? m->se.dstd : m->dpa1.dstd;
+    const int nnei = se ? m->se.nnei : m->dpa1.nnei;
+    for (int i = 0; i < nlocal; i++) {
+        const int ti = type[i];
+        const double avg = davg[(size_t)ti * nnei * 4], std = dstd[(size_t)ti * nnei * 4];
+        for (int k = nl->offset[i]; k < nl->offset[i + 1]; k++) {
+            const int j = nl->index[k];
+            const struct hmd_emb_table *t = pair_table(m, ti, type[j]);
+            double d[3], row[4];
+            for (int c = 0; c < 3; c++) {
+                d[c] = x[3 * j + c] - x[3 * i + c];
+            }
+            if (!t || d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > m->rcut * m->rcut) {
+                continue;
+            }
+            hmd_env_row(d, m->rcut_smth, m->rcut, m->env_protection, row, NULL);
+            const double in = (row[0] - avg) / std;
+            counts[0] += in >= t->upper;
+            counts[1] += in >= t->max;
+        }
+    }
 }

@@ -10,6 +10,7 @@
 #ifndef HMD_NNP_COMPRESS_H
 #define HMD_NNP_COMPRESS_H
 
+#include "nbr/nbr_list.h"
 #include "nnp/model.h"
 
 /* What `dp compress` takes: -e extrapolate, -s stride (the second part uses 10 x stride). */
@@ -29,5 +30,15 @@ struct hmd_compress_opts {
  * strides or extrapolate) or HMD_ENOTSUP (DPA-1 concat mode; an activation DeePMD-kit cannot
  * tabulate), with a message naming the parameter. */
 int hmd_model_compress(struct hmd_dp_model *m, const struct hmd_compress_opts *opts);
+
+/* DeePMD-kit's overflow check (dp compress -f, check_frequency): over every neighbour j within
+ * rcut of the home atoms 0..nlocal-1 of the list `nl`, the embedding input
+ * x = (s(r)/r - davg[t_i][0][0]) / dstd[t_i][0][0] against the table of its net:
+ * counts[0] += inputs with x >= upper (a neighbour closer than the min_nbor_dist the table was
+ * made for: served by the coarse second part), counts[1] += inputs with x >= max (beyond the
+ * table: extrapolated linearly). x [nall][3] (Å), type [nall] model types. Adds nothing when the
+ * model has no geometric tables. */
+void hmd_compress_overflow(const struct hmd_dp_model *m, int nlocal, const double *x,
+                           const int *type, const struct hmd_nbr_list *nl, long counts[2]);
 
 #endif /* HMD_NNP_COMPRESS_H */

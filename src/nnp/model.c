@@ -60,9 +60,11 @@ static void print_descriptor_dpa1(const struct hmd_dp_model *m, FILE *out, const
 static void print_compression(const struct hmd_dp_model *m, FILE *out, const char *prefix)
 {
     const struct hmd_compression *c = &m->compression;
+    /* the distance the tables were made for, else the model's own */
+    const double d = c->on && c->min_nbor_dist > 0 ? c->min_nbor_dist : m->min_nbor_dist;
     char dmin[64] = "not recorded";
-    if (m->min_nbor_dist > 0) {
-        snprintf(dmin, sizeof dmin, "%.6g Å", m->min_nbor_dist);
+    if (d > 0) {
+        snprintf(dmin, sizeof dmin, "%.6g Å", d);
     }
     if (!c->on) {
         fprintf(out, "%scompression     no (embedding nets evaluated; min_nbor_dist %s)\n", prefix,

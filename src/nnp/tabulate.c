@@ -11,6 +11,8 @@
  */
 #include "nnp/tabulate.h"
 
+#include "nnp/vmath.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -462,6 +464,7 @@ int hmd_emb_table_from_data(struct hmd_emb_table *table, int M, const double *da
 
 /* ---- evaluation ------------------------------------------------------------------------------ */
 
+HMD_CPU_CLONES
 void hmd_emb_table_eval(const struct hmd_emb_table *table, int rows, const double *x, double *g,
                         double *dg)
 {
@@ -473,18 +476,15 @@ void hmd_emb_table_eval(const struct hmd_emb_table *table, int rows, const doubl
         const double *a1 = a0 + M, *a2 = a1 + M, *a3 = a2 + M, *a4 = a3 + M, *a5 = a4 + M;
         double *gr = g + (size_t)r * M;
         /* tabulate.cc: polynomial5 + polynomial5_grad * extrapolate_delta, Horner in its order */
+        double *dgr = dg ? dg + (size_t)r * M : NULL;
         for (int m = 0; m < M; m++) {
             const double p =
                 a0[m] + (a1[m] + (a2[m] + (a3[m] + (a4[m] + a5[m] * xr) * xr) * xr) * xr) * xr;
             const double dp =
                 a1[m] + (2 * a2[m] + (3 * a3[m] + (4 * a4[m] + 5 * a5[m] * xr) * xr) * xr) * xr;
             gr[m] = p + dp * delta;
-        }
-        if (dg) {
-            double *dgr = dg + (size_t)r * M;
-            for (int m = 0; m < M; m++) {
-                dgr[m] =
-                    a1[m] + (2 * a2[m] + (3 * a3[m] + (4 * a4[m] + 5 * a5[m] * xr) * xr) * xr) * xr;
+            if (dgr) {
+                dgr[m] = dp;
             }
         }
     }

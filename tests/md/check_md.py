@@ -6,6 +6,7 @@ Usage: check_md.py TEST HALOMD DATA WORKDIR
               fluctuation about 4x (velocity Verlet is second order).
   nve_dt_dpa1        the same with a DPA-1 model (se_atten_v2).
   nve_dt_compressed  the same with the se_e2_a model tabulated (model-compress = yes).
+  compress_check     compress-check-frequency reports table inputs beyond the fine part.
   vrescale    ideal gas under v-rescale: mean temperature within statistical error of ref-t,
               kinetic-energy variance that of the canonical ensemble.
   langevin    the same under the Langevin thermostat.
@@ -80,6 +81,28 @@ def nve_dt_compressed(halomd, data, workdir):
                ["-set", "model-compress=yes"])
 
 
+def compress_check(halomd, data, workdir):
+    """compress-check-frequency: tables made for a min_nbor_dist of 2 Å see the O-H bonds
+    (about 1 Å) beyond their fine part, at the checked steps only, and nothing beyond their
+    end; with the model's own min_nbor_dist (0.99 Å) nothing is reported."""
+    common = ["-m", f"{data}/models/se_e2_a_water_one_side.dp",
+              "-c", f"{data}/structures/water_96_small.xyz"]
+    run(halomd, workdir, "near", common + sets(
+        nsteps=4, dt=0.0002, model_compress="yes", compress_min_nbor_dist=2.0,
+        compress_check_frequency=2))
+    lines = [l for l in open(os.path.join(workdir, "near.log")) if "compressed tables:" in l]
+    steps = [int(l.split(":")[0].split()[1]) for l in lines]
+    ok = check(steps == [2, 4], f"overflow reported at steps {steps} (expected [2, 4])")
+    ok &= check(all(" 128 neighbour inputs beyond the fine part" in l and " 0 beyond the table"
+                    in l for l in lines),
+                "128 O-H inputs (32 waters x 2 bonds, from both ends) counted, none extrapolated")
+    run(halomd, workdir, "own", common + sets(
+        nsteps=4, dt=0.0002, model_compress="yes", compress_check_frequency=1))
+    quiet = not any("compressed tables:" in l for l in open(os.path.join(workdir, "own.log")))
+    ok &= check(quiet, "with the model's own min_nbor_dist nothing is reported")
+    return ok
+
+
 def thermostat(halomd, data, workdir, kind):
     """Ideal gas (zero forces), 96 atoms, 6000 steps of 1 fs, tau-t 0.05 ps."""
     ref = 300.0
@@ -144,6 +167,7 @@ def seeds(halomd, data, workdir):
 
 
 TESTS = {"nve_dt": nve_dt, "nve_dt_dpa1": nve_dt_dpa1, "nve_dt_compressed": nve_dt_compressed,
+         "compress_check": compress_check,
          "vrescale": lambda h, d, w: thermostat(h, d, w, "v-rescale"),
          "langevin": lambda h, d, w: thermostat(h, d, w, "langevin"),
          "eval_step0": eval_step0, "seeds": seeds}
