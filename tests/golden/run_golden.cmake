@@ -1,7 +1,8 @@
 # Script mode: halomd eval on the model and structure a golden names, then compare_eval.py.
 # Variables: EXE (halomd), PYTHON, GOLDEN (json path), DATA (tests/data), WORKDIR, MODE (build:
 # the golden's model, tabulated by halomd when the golden has a "compression" block; file: the
-# block's compressed_model, DeePMD-kit's own tables).
+# block's compressed_model, DeePMD-kit's own tables). When the golden records DeePMD-kit's
+# parameter count (provenance.nparams), `halomd info` must print the same.
 file(READ ${GOLDEN} text)
 string(JSON model GET "${text}" model)
 string(JSON structure GET "${text}" structure)
@@ -29,4 +30,12 @@ execute_process(COMMAND ${PYTHON} ${CMAKE_CURRENT_LIST_DIR}/compare_eval.py ${ou
 message(STATUS "${report}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${err}")
+endif()
+
+string(JSON nparams ERROR_VARIABLE no_count GET "${text}" provenance nparams)
+if(NOT no_count AND MODE STREQUAL "build")
+  execute_process(COMMAND ${EXE} info -m ${DATA}/${model} RESULT_VARIABLE rc OUTPUT_VARIABLE info)
+  if(NOT info MATCHES "parameters +${nparams}\n")
+    message(FATAL_ERROR "halomd info does not report DeePMD-kit's ${nparams} parameters:\n${info}")
+  endif()
 endif()
