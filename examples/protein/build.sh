@@ -115,6 +115,9 @@ NR == 1 { print "HIV-1 capsid CTD (PDB 1A8O 151-220) AMBER99SB-ILDN TIP3P 3NA 2C
 NR == 2 { print; next }
 NR <= n + 2 { print substr($0, 1, 44); next }
 { print }' npt.gro > "$out/protein.gro"
-cp topol.top posre.itp "$out/"
+# pdb2gmx's header names the user, host, date and working folder: drop those lines.
+sed -e '/^;\tBy user:/d' -e '/^;\tOn host:/d' -e '/^;\tAt date:/d' -e '/^;\tWorking dir:/d' \
+    topol.top > "$out/topol.top"
+cp posre.itp "$out/"
 echo "build.sh: wrote $out/protein.gro ($n_final atoms: $n_prot protein, $n_na Na+, $n_cl Cl-," \
      "$(( (n_final - n_prot - n_ions) / 3 )) waters; box $(tail -1 npt.gro | xargs) nm), topol.top, posre.itp"

@@ -138,6 +138,7 @@ ref-t                   = {temp}
 {pcoupl}gen-vel                 = yes
 gen-temp                = {temp}
 gen-seed                = {seed}
+ld-seed                 = {seed}       ; v-rescale and C-rescale noise (default -1: random)
 """
 
 MDP_NPT = """pcoupl                  = C-rescale
@@ -190,9 +191,11 @@ def equilibrate_cell(work, log=print):
     run_em(gmx, "em", "start.gro", "water.top")
     run_md(gmx, "npt", "em.gro", "water.top", "NPT 20 ps, 300 K, 1 bar, halomd-ref model",
            40000, SEED_NPT, npt=True)
+    _, dens = gt.read_energy(gmx, "npt.edr", "Density")
     _, _, x, box = gt.read_gro(gmx.path("npt.gro"))
-    log(f"NPT: final box {box[0]:.4f} nm = {CELL_NMOL * gt.TIP3P_MASS / (box[0] ** 3 * gt.AMU_PER_NM3_PER_G_CM3):.4f} g/cm3;"
-        f" rescaled to {edge:.5f} nm (1 g/cm3)")
+    rho = CELL_NMOL * gt.TIP3P_MASS / (box[0] ** 3 * gt.AMU_PER_NM3_PER_G_CM3)
+    log(f"NPT: mean density {dens[len(dens) // 2:].mean() / 1000:.4f} g/cm3 over the last 10 ps;"
+        f" last frame {box[0]:.4f} nm = {rho:.4f} g/cm3, rescaled to {edge:.5f} nm (1 g/cm3)")
     mol, box = rescale(molecules(x, box), box, edge)
     gt.write_gro(gmx.path("nvt_start.gro"), "nvt start", water_atoms(CELL_NMOL), mol.reshape(-1, 3), box)
     run_md(gmx, "nvt", "nvt_start.gro", "water.top", "NVT 20 ps, 300 K, halomd-ref model",

@@ -2,8 +2,9 @@
 """Labelled training data from an independent engine (GROMACS), in DeePMD-kit's format.
 
     python python/halomd/make_gmx_data.py                  # regenerate examples/data/{water_192,
-                                                           # protein_fragments} (~10 min, 1 core)
-    python python/halomd/make_gmx_data.py --only water     # one data set (water | fragments)
+                                                           # protein_fragments, protein_15668}
+                                                           # (about 3.5 min on one core)
+    python python/halomd/make_gmx_data.py --only water     # one set (water|fragments|protein)
     python python/halomd/make_gmx_data.py --check-units    # the unit checks (see below)
     python python/halomd/make_gmx_data.py --out DIR        # write elsewhere (e.g. to compare)
 
@@ -24,6 +25,8 @@ frames (the full-precision .trr written during sampling):
   rectangular box 0.4 nm wider than it on each side (at least 1.5 nm), TIP3P water from
   spc216.gro, Na+ or Cl- to neutralise (genion, fixed seed); steepest descent, 5 ps NVT, then 4
   frames 1 ps apart (100 frames in all).
+- protein_15668: the whole system of examples/protein (flexible water, no constraints):
+  steepest descent, 5 ps NVT, 2 frames 2 ps apart; held-out test frames.
 
 DeePMD-kit format, one system per folder: type.raw, type_map.raw, set.000/{coord,box,force}.npy
 as float32 (GROMACS is mixed precision: its coordinates and forces are float32 numbers; the
@@ -62,6 +65,8 @@ WATER_TYPE_MAP = ["O", "H"]
 PROTEIN_TYPE_MAP = ["H", "C", "N", "O", "S", "Na", "Cl"]
 SEED_WATER = 192
 SEED_FRAG = 2200  # + fragment index
+SEED_PROTEIN = 15668
+PROTEIN_FRAMES = 2
 
 MDP_EM = """integrator              = steep
 emtol                   = 200.0
@@ -86,6 +91,7 @@ pcoupl                  = no
 gen-vel                 = {gen_vel}
 gen-temp                = {temp}
 gen-seed                = {seed}
+ld-seed                 = {ld_seed}       ; v-rescale noise (default -1: random)
 continuation            = {cont}
 """
 
@@ -115,13 +121,13 @@ def sample_and_label(gmx, conf, top, tag, equil_steps, nframes, stride, seed, sm
     write(gmx.path("eq.mdp"), gt.mdp_text(
         f"{tag}: NVT equilibration, 300 K", MDP_NVT.format(
             nsteps=equil_steps, nstxout=0, temp=TEMPERATURE, gen_vel="yes", seed=seed,
-            cont="no"), small_box))
+            ld_seed=seed, cont="no"), small_box))
     gmx.grompp("eq.mdp", "em.gro", top, "eq.tpr")
     gmx.mdrun("eq")
     write(gmx.path("sample.mdp"), gt.mdp_text(
         f"{tag}: NVT sampling, 300 K", MDP_NVT.format(
             nsteps=nframes * stride, nstxout=stride, temp=TEMPERATURE, gen_vel="no", seed=seed,
-            cont="yes"), small_box))
+            ld_seed=seed + 50000, cont="yes"), small_box))
     gmx.grompp("sample.mdp", "eq.gro", top, "sample.tpr", extra=["-t", "eq.cpt"])
     gmx.mdrun("sample")
     write(gmx.path("label.mdp"), gt.mdp_text(f"{tag}: labels (mdrun -rerun)", MDP_LABEL,
@@ -136,7 +142,7 @@ def sample_and_label(gmx, conf, top, tag, equil_steps, nframes, stride, seed, sm
     for fr in sampled:
         lab = by_time[round(fr["time"], 6)]
         k = int(np.argmin(abs(t - fr["time"])))
-        if abs(t[k] - fr["time"]) > 1e-6 or not np.array_equal(lab["x"], fr["x"]):
+        if abs(t[k] - fr["time"]) > 1e-6 or ("x" in lab and not np.array_equal(lab["x"], fr["x"])):
             raise RuntimeError(f"{tag}: rerun frame at t={fr['time']} does not match")
         xs.append(fr["x"].astype(np.float64) * gt.NM_TO_A)
         boxes.append(fr["box"].astype(np.float64) * gt.NM_TO_A)
@@ -318,10 +324,25 @@ def make_fragments(outdir, work, log=print):
         make_fragment(res, name, windows, i, outdir, work, log=log)
 
 
+def make_protein(outdir, work, log=print):
+    """A few frames of the whole solvated protein (examples/protein), as held-out test data."""
+    gmx = gt.Gmx(work)
+    for fn in ("protein.gro", "topol.top", "posre.itp"):
+        shutil.copy(os.path.join(ROOT, "examples", "protein", fn), gmx.path(fn))
+    x, b, e, f = sample_and_label(gmx, "protein.gro", "topol.top", "protein_15668", 10000,
+                                  PROTEIN_FRAMES, 4000, SEED_PROTEIN)
+    _, atoms, _, _ = gt.read_gro(gmx.path("protein.gro"))
+    types = [PROTEIN_TYPE_MAP.index(element(r, n)) for _, r, n in atoms]
+    write_deepmd(os.path.join(outdir, "protein_15668"), types, PROTEIN_TYPE_MAP, x, b, e, f)
+    log(f"protein_15668: {len(atoms)} atoms, {len(x)} frames 2 ps apart after 5 ps NVT, "
+        f"|F| rms {np.sqrt((f ** 2).mean()):.4f} eV/A")
+
+
 # ---------------------------------------------------------------------------- unit checks
 
-def ff_param(section_type, key, col):
-    path = os.path.join("/usr/share/gromacs/top/amber99sb-ildn.ff/ffnonbonded.itp")
+def ff_param(key, col):
+    """Column col of atom type key in the force field's ffnonbonded.itp (5: sigma nm, 6: eps)."""
+    path = "/usr/share/gromacs/top/amber99sb-ildn.ff/ffnonbonded.itp"
     for line in open(path):
         s = line.split(";")[0].split()
         if s and s[0] == key:
@@ -344,7 +365,7 @@ def check_units(outdir, work):
               f"    1NA      NA    1   1.000   1.000   1.000\n"
               f"    2CL      CL    2{1.0 + r:8.3f}   1.000   1.000\n"
               "   3.00000   3.00000   3.00000\n")
-        gmx.grompp("pair.mdp", f"pair{r}.gro", "pair.top", f"pair{r}.tpr")
+        gmx.grompp("pair.mdp", f"pair{r}.gro", "pair.top", f"pair{r}.tpr", maxwarn=1)  # FLEXIBLE unused
         gmx.mdrun(f"pair{r}", extra=["-rerun", f"pair{r}.gro"])
         _, e = gt.read_energy(gmx, f"pair{r}.edr", "Potential")
         f = gt.read_trr(gmx.path(f"pair{r}.trr"))[0]["f"]
@@ -354,8 +375,8 @@ def check_units(outdir, work):
     ke = gt.ELEMENTARY_CHARGE / (4 * np.pi * eps0) * 1e10  # eV A per e^2
     rc = 6.0
     krf, crf = 1 / (2 * rc ** 3), 3 / (2 * rc)
-    sig = 0.5 * (ff_param(0, "Na", 5) + ff_param(0, "Cl", 5)) * 10  # A (Lorentz)
-    eps = np.sqrt(ff_param(0, "Na", 6) * ff_param(0, "Cl", 6)) * 1000 / (gt.ELEMENTARY_CHARGE * gt.AVOGADRO)  # eV (Berthelot)
+    sig = 0.5 * (ff_param("Na", 5) + ff_param("Cl", 5)) * 10  # A (Lorentz)
+    eps = np.sqrt(ff_param("Na", 6) * ff_param("Cl", 6)) * 1000 / (gt.ELEMENTARY_CHARGE * gt.AVOGADRO)  # eV (Berthelot)
 
     def v(r):  # r in A; force-switch shift constant omitted (cancels in differences)
         return -ke * (1 / r + krf * r * r - crf) + 4 * eps * ((sig / r) ** 12 - (sig / r) ** 6)
@@ -401,6 +422,9 @@ def check_units(outdir, work):
     ok &= rel < 1e-3
     # (3) .trr reader against MDAnalysis
     try:
+        import warnings
+
+        warnings.simplefilter("ignore")  # MDAnalysis: no topology to guess types and masses from
         import MDAnalysis as mda
     except ImportError:
         print("(3) MDAnalysis not installed: .trr reader not cross-checked")
@@ -410,7 +434,7 @@ def check_units(outdir, work):
     ours = gt.read_trr(trr)[0]
     ts = u.trajectory[0]
     dx = np.abs(ts.positions / 10.0 - ours["x"]).max()  # MDAnalysis: A
-    df = np.abs(ts.forces / 10.0 / 4.184 * 4.184 - ours["f"] / 10.0).max()  # kJ/mol/A
+    df = np.abs(ts.forces - ours["f"] / 10.0).max()  # MDAnalysis: kJ/mol/A
     print(f"(3) .trr reader vs MDAnalysis {mda.__version__}: max |dx| {dx:.1e} nm, "
           f"max |df| {df:.1e} kJ/mol/A")
     ok &= dx < 1e-6 and df < 1e-3
@@ -420,7 +444,7 @@ def check_units(outdir, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "examples", "data"))
-    ap.add_argument("--only", choices=("water", "fragments"))
+    ap.add_argument("--only", choices=("water", "fragments", "protein"))
     ap.add_argument("--check-units", action="store_true")
     ap.add_argument("--keep", help="working folder to keep (GROMACS inputs, logs)")
     args = ap.parse_args()
@@ -429,10 +453,19 @@ def main():
         if args.check_units:
             sys.exit(0 if check_units(args.out, work) else 1)
         os.makedirs(args.out, exist_ok=True)
+        # the labelling parameters, for rerunning the labels in GROMACS
+        write(os.path.join(args.out, "label.mdp"),
+              gt.mdp_text("labels of protein_fragments and protein_15668 (gmx mdrun -rerun)",
+                          MDP_LABEL))
+        write(os.path.join(args.out, "label_water_192.mdp"),
+              gt.mdp_text("labels of water_192 (gmx mdrun -rerun; box 1.24 nm: exact pair list)",
+                          MDP_LABEL, small_box=True))
         if args.only in (None, "water"):
             make_water(args.out, os.path.join(work, "water"))
         if args.only in (None, "fragments"):
             make_fragments(args.out, os.path.join(work, "fragments"))
+        if args.only in (None, "protein"):
+            make_protein(args.out, os.path.join(work, "protein"))
 
 
 if __name__ == "__main__":
