@@ -27,7 +27,9 @@ demo: build
 	cd examples/water && ../../$(BUILD)/halomd run -f demo.mdp -c water.gro -m water.dp -deffnm demo
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	@if nvidia-smi -L >/dev/null 2>&1; then gpu=""; else gpu="-LE gpu"; \
+	  echo "halomd: no GPU on this machine: the GPU tests (label gpu) are excluded"; fi; \
+	  cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $$gpu $(CTEST_ARGS)
 
 clean:
 	rm -rf $(BUILD)

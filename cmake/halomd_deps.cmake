@@ -49,13 +49,23 @@ if(HMD_HAVE_MPI)
   list(APPEND HALOMD_LIBRARIES MPI::MPI_C)
 endif()
 
-# CUDA (no device code in this version: the option is resolved and reported only; the only
-# compute backend is cpu, which --version says)
+# CUDA: the GPU backend (src/cuda), built for Hopper (sm_90) unless CMAKE_CUDA_ARCHITECTURES
+# says otherwise; it compiles wherever nvcc is, GPU or not.
 if(NOT HALOMD_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
 endif()
 halomd_optional(CUDA "${CMAKE_CUDA_COMPILER}")
+if(HMD_HAVE_CUDA)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 90)
+  endif()
+  enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 17)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  find_package(CUDAToolkit REQUIRED)
+  list(APPEND HALOMD_LIBRARIES CUDA::cudart CUDA::cublas)
+endif()
 halomd_optional(NVSHMEM "FALSE")
 
 if(HALOMD_OPENMP)

@@ -51,7 +51,7 @@ static const char usage_text[] =
     "  -deffnm NAME   base name of the output files (default md)\n"
     "  -nsteps N      number of steps (overrides the parameter file)\n"
     "  -set KEY=VAL   override one run parameter (repeatable)\n"
-    "  -backend NAME  compute backend: auto, cpu (cuda in a later version)\n"
+    "  -backend NAME  compute backend: auto (cuda when usable, else cpu), cpu, cuda\n"
     "  -o FILE        eval output (JSON; default: standard output)\n"
     "  -dd NX NY NZ   domain grid for mpirun (default: chosen to minimise the halo)\n"
     "  -v             progress on stderr\n"
@@ -64,8 +64,9 @@ static const char usage_text[] =
 
 static void print_version(void)
 {
-    printf("halomd %s (commit %s)\nbuild: %s, %s\noptions: %s\nbackends: cpu\n", HMD_VERSION,
-           HMD_GIT_COMMIT, HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES);
+    printf("halomd %s (commit %s)\nbuild: %s, %s\noptions: %s\nbackends: %s\n", HMD_VERSION,
+           HMD_GIT_COMMIT, HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES,
+           HMD_HAVE_CUDA ? "cpu, cuda (se_e2_a)" : "cpu");
 }
 
 static int parse(int argc, char **argv, struct cli *cli)
@@ -201,7 +202,11 @@ static int eval_frame(const struct cli *cli, const struct hmd_params *p,
     double *force = NULL, *energy = NULL;
     int rc = hmd_system_load(&sys, frame, cli->conf, model, cli->dd, rlist);
     if (!rc) {
+        char backend[512];
         hmd_forces_init(&fs, model, &sys.dd, p->verlet_buffer, sys.type0, sys.natoms);
+        rc = hmd_comm_agree(hmd_forces_select_backend(&fs, p->backend, backend, sizeof backend));
+    }
+    if (!rc) {
         rc = hmd_forces_rebuild(&fs, &sys.atoms, &sys.box);
     }
     if (!rc) {
@@ -285,6 +290,11 @@ static int cmd_eval(const struct cli *cli)
     }
     if (!rc) {
         rc = eval_parameters(cli, &p);
+    }
+    if (!rc && cli->backend) {
+        char assignment[64];
+        snprintf(assignment, sizeof assignment, "backend=%s", cli->backend);
+        rc = hmd_params_set(&p, assignment);
     }
     if (!rc) {
         rc = hmd_comm_agree(hmd_model_setup(cli->model, &p, &model));

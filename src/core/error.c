@@ -77,7 +77,7 @@ const char *hmd_status_name(int status)
     return "EUNKNOWN";
 }
 
-_Noreturn void hmd_fatal_at(const char *file, int line, const char *fmt, ...)
+void hmd_fatal_at(const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "halomd: fatal error: ");

@@ -43,8 +43,8 @@ const char *hmd_status_name(int status);
 
 /* Prints "halomd: fatal error: <message> (file:line)" to stderr and exits with EX_SOFTWARE.
  * For broken invariants and failures no caller can handle. */
-_Noreturn void hmd_fatal_at(const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void hmd_fatal_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 3, 4)));
 #define hmd_fatal(...) hmd_fatal_at(__FILE__, __LINE__, __VA_ARGS__)
 
 /* Expression-form assertion that stays on in release builds. */

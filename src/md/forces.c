@@ -1,5 +1,7 @@
 #include "md/forces.h"
 
+#include "cuda/cuda_api.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +197,11 @@ int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const str
     fs->nbuilds++;
     /* replicated mode evaluates every atom it holds: all are centres */
     const int ncentre = fs->replicated ? nall : atoms->nlocal;
+    if (fs->cuda) {
+        /* the GPU builds its own list at every evaluation; the host keeps the positions the
+         * rebuild criterion measures from */
+        return hmd_comm_agree(hmd_nbr_list_mark(&fs->nl, ncentre, atoms->x, fs->rlist));
+    }
     return hmd_comm_agree(hmd_nbr_list_build(&fs->nl, box, ncentre, nall, atoms->x, fs->rlist));
 }
 
@@ -245,8 +252,15 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
     };
     /* the DP alone is timed (the agreement below waits for the slowest rank) */
     const double t0 = hmd_wtime();
-    int rc = hmd_dp_compute_cpu(fs->model, &fs->ws, fs->nl.ncentre, nall, atoms->x, atoms->type,
+    int rc;
+    if (fs->cuda) {
+        out.atom_virial = NULL; /* not on the GPU */
+        rc = hmd_cuda_dp_compute(fs->cuda, fs->nl.ncentre, nall, atoms->x, atoms->type, fs->type0,
+                                 fs->rlist, &out);
+    } else {
+        rc = hmd_dp_compute_cpu(fs->model, &fs->ws, fs->nl.ncentre, nall, atoms->x, atoms->type,
                                 fs->type0, &fs->nl, &out);
+    }
     fs->t_force += hmd_wtime() - t0;
     rc = hmd_comm_agree(rc);
     if (rc) {
@@ -265,7 +279,7 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
         }
     } else {
         hmd_halo_reverse(&fs->plan, atoms->f, 3);
-        if (atomic) {
+        if (out.atom_virial) {
             hmd_halo_reverse(&fs->plan, fs->atom_virial, 9);
         }
     }
@@ -278,8 +292,40 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
     return HMD_OK;
 }
 
+int hmd_forces_select_backend(struct hmd_forces *fs, const char *backend, char *what, size_t len)
+{
+    snprintf(what, len, "cpu");
+    if (!strcmp(backend, "cpu")) {
+        return HMD_OK;
+    }
+    char device[256] = "";
+    int rc = hmd_cuda_device_info(device, sizeof device);
+    if (!rc) {
+        rc = hmd_forces_use_cuda(fs);
+    }
+    if (rc && !strcmp(backend, "auto")) {
+        snprintf(what, len, "cpu (auto: %s)", hmd_error_msg());
+        hmd_error_clear();
+        return HMD_OK;
+    }
+    if (!rc) {
+        snprintf(what, len, "cuda, %s", device);
+    }
+    return rc;
+}
+
+int hmd_forces_use_cuda(struct hmd_forces *fs)
+{
+    if (fs->replicated || hmd_comm_size() > 1) {
+        return hmd_error_set(HMD_ENOTSUP, "backend = cuda runs on one rank in this version (no "
+                                          "mpirun, dd-mode = halo)");
+    }
+    return hmd_cuda_dp_create(&fs->cuda, fs->model);
+}
+
 void hmd_forces_free(struct hmd_forces *fs)
 {
+    hmd_cuda_dp_destroy(fs->cuda);
     hmd_halo_plan_free(&fs->plan);
     hmd_nbr_list_free(&fs->nl);
     hmd_dp_workspace_free(&fs->ws);

@@ -40,6 +40,7 @@ struct hmd_forces {
     int64_t *ghost_src;  /* [nghost] global id of each ghost (owned) */
     double *ghost_shift; /* [nghost][3] lattice shift of each ghost (Å) (owned) */
     int cap_ghost;
+    struct hmd_cuda_dp *cuda; /* the GPU evaluates the model (hmd_forces_use_cuda), or NULL */
 };
 
 /* Prepares `fs` for `model` on subdomain `dd` with list cut-off rcut + skin (skin in Å,
@@ -53,6 +54,17 @@ void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model,
  * evaluates its home atoms and every atom within 2 x rlist of its subdomain as full atoms
  * (energies counted for home atoms only), and forces are all-reduced. Call after init. */
 void hmd_forces_use_replicated(struct hmd_forces *fs);
+
+/* Moves the evaluation of the model to the GPU (backend = cuda): the host keeps the halo, the
+ * GPU builds the neighbour list and computes energies, forces and virial. Call after init.
+ * Returns HMD_OK, or HMD_ENOTSUP (no CUDA in the build, no device, a model the GPU path does
+ * not run) or another status of hmd_cuda_dp_create, with the reason in the message. */
+int hmd_forces_use_cuda(struct hmd_forces *fs);
+
+/* Applies the backend parameter: "cpu"; "cuda" (hmd_forces_use_cuda, its errors returned);
+ * "auto" = cuda when it can be used, else cpu. Writes what was chosen, and why for auto's
+ * fallback, into what[len] (for the log). */
+int hmd_forces_select_backend(struct hmd_forces *fs, const char *backend, char *what, size_t len);
 
 /* Neighbour-list step: wraps home atoms into the cell, moves atoms that left the subdomain to
  * their owner (migrate), rebuilds the ghosts (borders) and the neighbour list. Collective.

@@ -65,6 +65,7 @@ struct md {
     struct hmd_xyz_traj *xyz;
     struct hmd_netcdf_traj *nc;
     int64_t last_frame_step; /* step of the last trajectory frame, -1 before any */
+    char backend[512];       /* the compute backend chosen, for the log */
     /* dynamic load balancing */
     struct {
         double t_force_mark;  /* fs.t_force at the last balancing */
@@ -114,10 +115,6 @@ static int read_parameters(struct md *md)
     }
     snprintf(md->model_path, sizeof md->model_path, "%s", model);
     snprintf(md->p.model, sizeof md->p.model, "%s", model);
-    if (!strcmp(md->p.backend, "cuda")) {
-        return hmd_error_set(HMD_ENOTSUP,
-                             "backend = cuda: this halomd has no CUDA backend yet; use cpu");
-    }
     if (md->p.precision == HMD_PRECISION_MIXED) {
         return hmd_error_set(HMD_ENOTSUP,
                              "precision = mixed needs the CUDA backend; the CPU backend runs in "
@@ -190,6 +187,11 @@ static int set_up_system(struct md *md)
     if (md->p.dd_mode == HMD_DD_REPLICATED) {
         hmd_forces_use_replicated(&md->fs);
     }
+    rc = hmd_comm_agree(
+        hmd_forces_select_backend(&md->fs, md->p.backend, md->backend, sizeof md->backend));
+    if (rc) {
+        return rc;
+    }
     /* the first borders also rejects a cell too small for the cut-off, before any output */
     return hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
 }
@@ -249,6 +251,7 @@ static void write_log_header(struct md *md)
             "swaps\n",
             md->fs.rlist, md->p.verlet_buffer, md->sys.atoms.nlocal, md->sys.atoms.nghost,
             md->fs.plan.nswap);
+    fprintf(o, "  backend         %s\n", md->backend);
     fprintf(o, "  decomposition   %d rank%s, grid %d x %d x %d\n", dd->nranks,
             dd->nranks == 1 ? "" : "s", dd->grid[0], dd->grid[1], dd->grid[2]);
     fprintf(o, "\n--- parameters (also in %s.mdout.mdp)\n", md->opt->deffnm);

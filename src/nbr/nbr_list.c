@@ -169,6 +169,25 @@ int hmd_nbr_list_build(struct hmd_nbr_list *nl, const struct hmd_box *box, int n
     return HMD_OK;
 }
 
+int hmd_nbr_list_mark(struct hmd_nbr_list *nl, int nlocal, const double *x, double rlist)
+{
+    if (nlocal + 1 > nl->cap_centre) {
+        int rc = grow((void **)&nl->offset, (size_t)(nlocal + 1) * sizeof(int));
+        if (!rc) {
+            rc = grow((void **)&nl->x_build, (size_t)nlocal * 3 * sizeof(double));
+        }
+        if (rc) {
+            return rc;
+        }
+        nl->cap_centre = nlocal + 1;
+    }
+    memset(nl->offset, 0, (size_t)(nlocal + 1) * sizeof(int));
+    nl->ncentre = nlocal;
+    nl->rlist = rlist;
+    memcpy(nl->x_build, x, (size_t)nlocal * 3 * sizeof(double));
+    return HMD_OK;
+}
+
 double hmd_nbr_list_max_displacement(const struct hmd_nbr_list *nl, const double *x)
 {
     double mx2 = 0.0;

@@ -39,6 +39,11 @@ struct hmd_nbr_list {
 int hmd_nbr_list_build(struct hmd_nbr_list *nl, const struct hmd_box *box, int nlocal, int nall,
                        const double *x, double rlist);
 
+/* Records the positions of the first nlocal atoms of x as those of a build with cut-off rlist
+ * whose pairs live elsewhere (the GPU's list): the list itself is left empty, and
+ * hmd_nbr_list_max_displacement measures from these positions. HMD_ENOMEM on failure. */
+int hmd_nbr_list_mark(struct hmd_nbr_list *nl, int nlocal, const double *x, double rlist);
+
 /* Largest displacement (Å) of a local atom since the last build (x holds current positions,
  * in the same image as at the build). */
 double hmd_nbr_list_max_displacement(const struct hmd_nbr_list *nl, const double *x);

@@ -1,4 +1,5 @@
-# Script mode: halomd eval on the model and structure a golden names, then compare_eval.py.
+# Script mode: halomd eval (CPU backend; tests/gpu runs the GPU) on the model and structure a
+# golden names, then compare_eval.py.
 # Variables: EXE (halomd), PYTHON, GOLDEN (json path), DATA (tests/data), WORKDIR, MODE (build:
 # the golden's model, tabulated by halomd when the golden has a "compression" block; file: the
 # block's compressed_model, DeePMD-kit's own tables). When the golden records DeePMD-kit's
@@ -20,7 +21,8 @@ file(MAKE_DIRECTORY ${WORKDIR})
 get_filename_component(name ${GOLDEN} NAME_WE)
 set(out ${WORKDIR}/${name}.${MODE}.eval.json)
 file(REMOVE ${out})
-execute_process(COMMAND ${EXE} eval -m ${DATA}/${model} -c ${DATA}/${structure} -o ${out} ${args}
+execute_process(COMMAND ${EXE} eval -backend cpu -m ${DATA}/${model} -c ${DATA}/${structure}
+                        -o ${out} ${args}
   RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "halomd eval failed (${rc}): ${err}")

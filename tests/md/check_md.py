@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end MD checks of `halomd run` (standard library only).
 
-Usage: check_md.py TEST HALOMD DATA WORKDIR
+Usage: check_md.py TEST HALOMD DATA WORKDIR   (CPU backend; tests/gpu has the GPU's checks)
   nve_dt      NVE water: the conserved energy stays within a bound, and halving dt cuts its
               fluctuation about 4x (velocity Verlet is second order).
   nve_dt_dpa1        the same with a DPA-1 model (se_atten_v2).
@@ -26,7 +26,7 @@ KB = 8.617333262e-5  # eV/K
 
 def run(halomd, workdir, name, args):
     os.makedirs(workdir, exist_ok=True)
-    cmd = [halomd, "run", "-deffnm", name] + args
+    cmd = [halomd, "run", "-backend", "cpu", "-deffnm", name] + args
     res = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({res.returncode}):\n{res.stderr}")
@@ -141,7 +141,7 @@ def eval_step0(halomd, data, workdir):
     out = os.path.join(workdir, "eval.json")
     if os.path.exists(out):
         os.remove(out)
-    subprocess.run([halomd, "eval", "-m", model, "-c", conf, "-o", out], check=True,
+    subprocess.run([halomd, "eval", "-backend", "cpu", "-m", model, "-c", conf, "-o", out], check=True,
                    capture_output=True)
     frame = json.load(open(out))["frames"][0]
     run(halomd, workdir, "step0", ["-m", model, "-c", conf, "-nsteps", "0"])

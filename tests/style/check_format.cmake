@@ -1,6 +1,7 @@
-# Script mode: every C source and header is formatted as .clang-format says.
+# Script mode: every C and CUDA source and header is formatted as .clang-format says.
 # Variables: SRC (repository root), CLANG_FORMAT.
-file(GLOB_RECURSE files ${SRC}/src/*.c ${SRC}/src/*.h ${SRC}/tests/unit/*.c ${SRC}/tests/unit/*.h
+file(GLOB_RECURSE files ${SRC}/src/*.c ${SRC}/src/*.h ${SRC}/src/*.cu ${SRC}/src/*.cuh
+     ${SRC}/tests/unit/*.c ${SRC}/tests/unit/*.h
      ${SRC}/bench/*.c)
 set(bad "")
 foreach(f ${files})

@@ -1,0 +1,14 @@
+#!/bin/bash
+# Builds halomd on a GPU node (Ubuntu 24.04, CUDA 13, no jansson/cmocka/Random123 headers) with
+# the Debian packages brought along in .gpudeps (docs: ../shared/docs/GPU_NODES.md recipe), into
+# build-gpu/. Usage, from the repository root on the node: bash bench/gpu_single/node_build.sh
+set -euo pipefail
+R=$PWD/.gpudeps
+export CPATH=$R/usr/include:/usr/include/hdf5/serial
+export LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=$R
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DHALOMD_MPI=OFF -DHALOMD_NETCDF=OFF \
+      -DHALOMD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=$R/usr > build-gpu.log
+cmake --build build-gpu -j "$(nproc)" >> build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
+echo "built: $(build-gpu/halomd -version | tr '\n' ' ')"

@@ -1,0 +1,31 @@
+#!/bin/bash
+# One call on a GPU node: build (node_build.sh), the gpu-labelled tests, compute-sanitizer
+# memcheck and racecheck on a small evaluation, and a quick timing table of MD on the GPU.
+# Logs go to $OUT (or ./out). Usage, from the repository root: bash bench/gpu_single/node_check.sh
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
+export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+nvidia-smi -L
+bash bench/gpu_single/node_build.sh || exit 1
+H=$PWD/build-gpu/halomd D=$PWD/tests/data
+(cd build-gpu && ctest -L gpu --output-on-failure -V > "$OUT/gpu_tests.log" 2>&1)
+grep -E "^[0-9]+: (ok|FAIL)|random seed|tests passed|Failed|Skipped" "$OUT/gpu_tests.log" | cut -c1-150
+for tool in memcheck racecheck; do
+  compute-sanitizer --tool $tool --error-exitcode 9 $H eval -backend cuda \
+    -m $D/models/se_e2_a_water_one_side.dp -c $D/structures/water_96_small.xyz -o /dev/null \
+    > "$OUT/sanitizer_$tool.log" 2>&1
+  echo "compute-sanitizer $tool: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_$tool.log") clean summary)"
+done
+W=$PWD/examples/water M=$PWD/examples/water/water.dp
+mkdir -p /tmp/hq && cd /tmp/hq
+printf "%-28s %10s %14s\n" case "s/step" "atom-steps/s"
+for c in "1536 water_1536.gro cuda" "12288 water_12288.gro cuda" "12288c water_12288.gro cuda model-compress=yes" "12288cpu water_12288.gro cpu"; do
+  set -- $c
+  extra=""; [ $# -ge 4 ] && extra="-set $4"
+  $H run -backend $3 -m $M -c $W/$2 -nsteps 20 -deffnm q$1 -set dt=0.0002 -set nstenergy=0 \
+    -set nstlog=0 $extra > q$1.out 2>&1 || { tail -3 q$1.out; continue; }
+  python3 -c "import json;p=json.load(open('q$1.perf.json'));s=p['system']['nsteps'];w=p['performance']['wall_s'];print('%-28s %10.4f %14.0f'%('$1 $3',w/s,p['performance']['atom_steps_per_s']))"
+  cp q$1.log "$OUT/" 2>/dev/null
+done

@@ -1,0 +1,93 @@
+/* Shared by the CUDA translation units: error checking and the device copy of a model. Internal
+ * to src/cuda. */
+#ifndef HMD_CUDA_CUDA_INTERNAL_CUH
+#define HMD_CUDA_CUDA_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern "C" {
+#include "core/error.h"
+#include "nnp/activation.h"
+#include "nnp/env_mat.h"
+#include "nnp/model.h"
+#include "nnp/tabulate.h"
+}
+
+/* Returns HMD_ESOFTWARE naming the failed call from the enclosing int function. */
+#define HMD_CUDA_CHECK(call)                                                                       \
+    do {                                                                                           \
+        cudaError_t hmd_cuda_err_ = (call);                                                        \
+        if (hmd_cuda_err_ != cudaSuccess) {                                                        \
+            return hmd_error_set(HMD_ESOFTWARE, "CUDA: %s: %s (%s:%d)", #call,                     \
+                                 cudaGetErrorString(hmd_cuda_err_), __FILE__, __LINE__);           \
+        }                                                                                          \
+    } while (0)
+
+/* After a kernel launch: the launch error, if any. */
+#define HMD_CUDA_LAUNCHED(name) HMD_CUDA_CHECK(cudaGetLastError())
+
+enum {
+    HMD_CUDA_MAX_TYPES = 8,  /* types a GPU model may have */
+    HMD_CUDA_MAX_LAYERS = 8, /* layers of a network on the GPU */
+    HMD_CUDA_MAX_M = 256,    /* embedding width (two outputs per thread of 128) */
+    HMD_CUDA_THREADS = 128,  /* threads of the per-atom kernels */
+};
+
+/* One dense layer on the device (weights [n_in][n_out] row-major, as on the host). */
+struct hmd_cuda_layer {
+    int n_in, n_out;
+    enum hmd_activation act;
+    struct hmd_act_silut silut;
+    enum hmd_resnet resnet;
+    const double *w, *b, *idt; /* device; b, idt may be NULL */
+};
+
+struct hmd_cuda_net {
+    int nlayers;
+    struct hmd_cuda_layer L[HMD_CUDA_MAX_LAYERS];
+};
+
+/* The se_e2_a model as the kernels read it (lives in device memory). */
+struct hmd_cuda_model {
+    int ntypes, nnei, M, M2, nemb, max_width;
+    bool type_one_side, compressed;
+    int sel[HMD_CUDA_MAX_TYPES], sel_offset[HMD_CUDA_MAX_TYPES + 1];
+    double rcut, rcut_smth, protection;
+    const double *davg, *dstd;                                      /* [ntypes][nnei][4] */
+    const double *pad_sum;                                          /* as hmd_se_e2_a.pad_sum */
+    unsigned char exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* descriptor */
+    unsigned char pair_exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* model level */
+    struct hmd_cuda_net emb[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];
+    struct hmd_emb_table table[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* coef on device */
+};
+
+/* Neighbour list of the home atoms on the device: up to `cap` neighbours each. */
+struct hmd_cuda_nbr {
+    int cap;            /* neighbours room per atom */
+    int cap_atoms;      /* home atoms room */
+    int cap_index_room; /* the cap `index` was allocated for */
+    int *index;         /* [cap_atoms][cap] */
+    int *count;         /* [cap_atoms] */
+    int *overflow;      /* [1] largest count seen beyond cap, 0 if none */
+    /* cell list over the nall atoms */
+    int cap_all, cap_bins;
+    int *bin_of, *bin_count, *bin_start, *sorted;
+    void *scan_tmp;
+    size_t scan_bytes;
+};
+
+/* Builds `nl` for the first nlocal of the nall atoms d_x [nall][3] (device), cut-off rlist;
+ * bounding box lo/hi of the atoms (Å) computed by the caller. Grows the arrays as needed (at
+ * most one retry when an atom has more neighbours than the room). */
+int hmd_nbr_list_build_cuda(struct hmd_cuda_nbr *nl, int nlocal, int nall, const double *d_x,
+                            const double lo[3], const double hi[3], double rlist,
+                            cudaStream_t stream, size_t *device_bytes);
+
+void hmd_nbr_list_free_cuda(struct hmd_cuda_nbr *nl);
+
+#endif /* HMD_CUDA_CUDA_INTERNAL_CUH */

@@ -1,0 +1,962 @@
+/* Deep Potential energies, forces and virial on the GPU in double: the twin of nnp/dp_eval.c for
+ * se_e2_a (networks or compressed tables). One thread block per centre atom for the neighbour
+ * selection and the descriptor (forward, then backward with the embedding recomputed), cuBLAS
+ * for the fitting nets over all atoms of a type at once. Forces are summed with atomics, so the
+ * last bits of a force depend on the scheduling; energies do not. */
+#include "cuda/cuda_internal.cuh"
+
+#include "cuda/cuda_api.h"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <math.h>
+#include <stdio.h>
+#include <vector>
+
+namespace
+{
+
+constexpr int NB = 8; /* embedding rows per batch */
+
+/* ---- device helpers ------------------------------------------------------------------------ */
+
+__device__ int block_of_slot(const hmd_cuda_model &m, int j)
+{
+    int tau = 0;
+    while (j >= m.sel_offset[tau + 1]) {
+        tau++;
+    }
+    return tau;
+}
+
+__device__ int net_index(const hmd_cuda_model &m, int ti, int tau)
+{
+    return m.type_one_side ? tau : ti + tau * m.ntypes;
+}
+
+/* Normalised row R of slot j of centre i (CPU: se_e2_a.c slot_row); 1 for a live slot. */
+__device__ int slot_row(const hmd_cuda_model &m, int i, int ti, int tau, int j, int nb,
+                        const double *x, double R[4], double jac[4][3])
+{
+    const double *avg = m.davg + ((size_t)ti * m.nnei + j) * 4;
+    const double *std = m.dstd + ((size_t)ti * m.nnei + j) * 4;
+    if (nb < 0) {
+        for (int c = 0; c < 4; c++) {
+            R[c] = -avg[c] / std[c];
+        }
+        return 0;
+    }
+    if (m.exclude[ti * m.ntypes + tau]) {
+        R[0] = R[1] = R[2] = R[3] = 0.0;
+        return 0;
+    }
+    double d[3], raw[4];
+    for (int k = 0; k < 3; k++) {
+        d[k] = x[3 * nb + k] - x[3 * i + k];
+    }
+    hmd_env_row(d, m.rcut_smth, m.rcut, m.protection, raw, jac);
+    for (int c = 0; c < 4; c++) {
+        R[c] = (raw[c] - avg[c]) / std[c];
+    }
+    return 1;
+}
+
+/* Embedding of `rows` (<= NB) inputs s through net k: y[rows][M] and, with dy, dy/ds; block-wide,
+ * results in shared memory (y, dy point into buf). buf holds 4 NB max_width doubles. */
+__device__ void embed(const hmd_cuda_model &m, int k, int rows, const double *s, double *buf,
+                      const double **y, const double **dy)
+{
+    const int W = NB * m.max_width;
+    double *va = buf, *vb = buf + W, *ta = buf + 2 * W, *tb = buf + 3 * W;
+    if (m.compressed) {
+        const hmd_emb_table &t = m.table[k];
+        const int M = m.M;
+        for (int e = threadIdx.x; e < rows * M; e += blockDim.x) {
+            const int r = e / M, o = e % M;
+            double xr, delta;
+            const int i = hmd_emb_table_locate(&t, s[r], &xr, &delta);
+            const double *a0 = t.coef + (size_t)i * 6 * M;
+            const double *a1 = a0 + M, *a2 = a1 + M, *a3 = a2 + M, *a4 = a3 + M, *a5 = a4 + M;
+            const double p =
+                a0[o] + (a1[o] + (a2[o] + (a3[o] + (a4[o] + a5[o] * xr) * xr) * xr) * xr) * xr;
+            const double dp =
+                a1[o] + (2 * a2[o] + (3 * a3[o] + (4 * a4[o] + 5 * a5[o] * xr) * xr) * xr) * xr;
+            va[e] = p + dp * delta;
+            ta[e] = dp;
+        }
+        __syncthreads();
+        *y = va;
+        if (dy) {
+            *dy = ta;
+        }
+        return;
+    }
+    const hmd_cuda_net &net = m.emb[k];
+    const double *vin = s, *tin = NULL;
+    int n_in = 1;
+    for (int l = 0; l < net.nlayers; l++) {
+        const hmd_cuda_layer &L = net.L[l];
+        const int n = L.n_out;
+        for (int e = threadIdx.x; e < rows * n; e += blockDim.x) {
+            const int r = e / n, o = e % n;
+            const double *xin = vin + (size_t)r * n_in, *dxin = tin ? tin + (size_t)r * n_in : NULL;
+            double z = L.b ? L.b[o] : 0.0, dz = 0.0;
+            for (int q = 0; q < n_in; q++) {
+                const double w = L.w[(size_t)q * n + o];
+                z += xin[q] * w;
+                dz += (dxin ? dxin[q] : 1.0) * w;
+            }
+            double a = hmd_act(L.act, &L.silut, z);
+            double da = hmd_act_grad(L.act, &L.silut, hmd_act_keeps_output(L.act) ? a : z) * dz;
+            if (L.idt) {
+                a *= L.idt[o];
+                da *= L.idt[o];
+            }
+            if (L.resnet != HMD_RESNET_NONE) {
+                const int oi = L.resnet == HMD_RESNET_SAME ? o : o % n_in;
+                a += xin[oi];
+                da += dxin ? dxin[oi] : 1.0;
+            }
+            va[e] = a;
+            ta[e] = da;
+        }
+        __syncthreads();
+        vin = va;
+        tin = ta;
+        n_in = n;
+        double *sw = va;
+        va = vb;
+        vb = sw;
+        sw = ta;
+        ta = tb;
+        tb = sw;
+    }
+    *y = vin;
+    if (dy) {
+        *dy = tin;
+    }
+}
+
+/* Shared-memory layout of the descriptor kernels (doubles first, then ints). */
+struct smem {
+    double *R;     /* [nnei][4] */
+    double *s;     /* [NB] batch inputs */
+    double *T;     /* [M][4] */
+    double *gamma; /* [4][M] */
+    double *vir;   /* [9] */
+    double *buf;   /* [4 NB max_width] embedding */
+    int *live;     /* [nnei] live slots of each block, back to back from the block start */
+    int *nlive;    /* [ntypes] */
+    int *filled;   /* [ntypes] occupied slots of each block */
+};
+
+__host__ __device__ size_t smem_bytes(int nnei, int M, int max_width, int ntypes)
+{
+    const size_t doubles = (size_t)nnei * 4 + NB + (size_t)M * 8 + 9 + 4 * (size_t)NB * max_width;
+    return doubles * sizeof(double) + sizeof(int) * ((size_t)nnei + 2 * ntypes);
+}
+
+__device__ smem carve(const hmd_cuda_model &m, double *base)
+{
+    smem s;
+    s.R = base;
+    s.s = s.R + (size_t)m.nnei * 4;
+    s.T = s.s + NB;
+    s.gamma = s.T + (size_t)m.M * 4;
+    s.vir = s.gamma + (size_t)m.M * 4;
+    s.buf = s.vir + 9;
+    s.live = (int *)(s.buf + 4 * (size_t)NB * m.max_width);
+    s.nlive = s.live + m.nnei;
+    s.filled = s.nlive + m.ntypes;
+    return s;
+}
+
+/* R of every slot of centre i, and the live slots of each type block (in slot order). */
+__device__ void rows_of_centre(const hmd_cuda_model &m, int i, int ti, const int *slots,
+                               const double *x, smem &s)
+{
+    for (int j = threadIdx.x; j < m.nnei; j += blockDim.x) {
+        const int tau = block_of_slot(m, j);
+        slot_row(m, i, ti, tau, j, slots[j], x, s.R + 4 * j, NULL);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int tau = 0; tau < m.ntypes; tau++) {
+            int n = 0, filled = 0;
+            const int j0 = m.sel_offset[tau], j1 = m.sel_offset[tau + 1];
+            for (int j = j0; j < j1; j++) {
+                if (slots[j] >= 0) {
+                    filled++;
+                    if (!m.exclude[ti * m.ntypes + tau]) {
+                        s.live[j0 + n++] = j;
+                    }
+                }
+            }
+            s.nlive[tau] = n;
+            s.filled[tau] = filled;
+        }
+    }
+    __syncthreads();
+}
+
+/* ---- kernels --------------------------------------------------------------------------------- */
+
+/* DeePMD-kit's selection (dp_eval.c format_neighbors): within rcut, not pair-excluded, the
+ * nearest nnei by (distance, index), then the nearest sel[t] of each type. */
+__global__ void format_neighbors(const hmd_cuda_model *mp, const double *x, const int *type,
+                                 const int *nl_index, const int *nl_count, int cap, int *slots)
+{
+    const hmd_cuda_model &m = *mp;
+    extern __shared__ double sh[];
+    double *r2 = sh;
+    int *jj = (int *)(r2 + cap), *n_in = jj + cap;
+    const int i = blockIdx.x, ti = type[i], nnei = m.nnei;
+    const double rc2 = m.rcut * m.rcut;
+    int *out = slots + (size_t)i * nnei;
+    if (threadIdx.x == 0) {
+        *n_in = 0;
+    }
+    for (int j = threadIdx.x; j < nnei; j += blockDim.x) {
+        out[j] = -1;
+    }
+    __syncthreads();
+    const int count = nl_count[i];
+    for (int k = threadIdx.x; k < count; k += blockDim.x) {
+        const int j = nl_index[(size_t)i * cap + k];
+        if (m.pair_exclude[ti * m.ntypes + type[j]]) {
+            continue;
+        }
+        const double dx = x[3 * j] - x[3 * i], dy = x[3 * j + 1] - x[3 * i + 1],
+                     dz = x[3 * j + 2] - x[3 * i + 2];
+        const double d2 = dx * dx + dy * dy + dz * dz;
+        if (d2 <= rc2) {
+            const int p = atomicAdd(n_in, 1);
+            r2[p] = d2;
+            jj[p] = j;
+        }
+    }
+    __syncthreads();
+    const int n = *n_in;
+    for (int k = threadIdx.x; k < n; k += blockDim.x) {
+        const double a = r2[k];
+        const int ja = jj[k], ta = type[ja];
+        int rank = 0, rank_t = 0;
+        for (int q = 0; q < n; q++) {
+            const bool before = r2[q] < a || (r2[q] == a && jj[q] < ja);
+            rank += before;
+            rank_t += before && type[jj[q]] == ta;
+        }
+        if (rank < nnei && rank_t < m.sel[ta]) {
+            out[m.sel_offset[ta] + rank_t] = ja;
+        }
+    }
+}
+
+/* T (M x 4) and D (M x M2) of every centre (se_e2_a.c hmd_se_e2_a_forward). */
+__global__ void descriptor_forward(const hmd_cuda_model *mp, const double *x, const int *type,
+                                   const int *slots_all, double *T_out, double *D_out)
+{
+    const hmd_cuda_model &m = *mp;
+    extern __shared__ double sh[];
+    smem s = carve(m, sh);
+    const int i = blockIdx.x, ti = type[i], M = m.M;
+    const int *slots = slots_all + (size_t)i * m.nnei;
+    rows_of_centre(m, i, ti, slots, x, s);
+    double acc[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+    for (int tau = 0; tau < m.ntypes; tau++) {
+        const int j0 = m.sel_offset[tau], k = net_index(m, ti, tau);
+        for (int b0 = 0; b0 < s.nlive[tau]; b0 += NB) {
+            const int rows = min(NB, s.nlive[tau] - b0);
+            if (threadIdx.x < rows) {
+                s.s[threadIdx.x] = s.R[4 * s.live[j0 + b0 + threadIdx.x]];
+            }
+            __syncthreads();
+            const double *y;
+            embed(m, k, rows, s.s, s.buf, &y, NULL);
+            for (int h = 0; h < 2; h++) {
+                const int a = threadIdx.x + h * blockDim.x;
+                for (int r = 0; r < rows && a < M; r++) {
+                    const double g = y[(size_t)r * M + a], *R = s.R + 4 * s.live[j0 + b0 + r];
+                    for (int c = 0; c < 4; c++) {
+                        acc[h][c] += g * R[c];
+                    }
+                }
+            }
+            __syncthreads();
+        }
+        /* the block's empty slots: a model constant */
+        const double *pad =
+            m.pad_sum + ((size_t)ti * (m.nnei + m.ntypes) + j0 + tau + s.filled[tau]) * M * 4;
+        for (int h = 0; h < 2; h++) {
+            const int a = threadIdx.x + h * blockDim.x;
+            for (int c = 0; c < 4 && a < M; c++) {
+                acc[h][c] += pad[4 * a + c];
+            }
+        }
+    }
+    const double inv = 1.0 / m.nnei;
+    for (int h = 0; h < 2; h++) {
+        const int a = threadIdx.x + h * blockDim.x;
+        for (int c = 0; c < 4 && a < M; c++) {
+            s.T[4 * a + c] = acc[h][c] * inv;
+            T_out[((size_t)i * M + a) * 4 + c] = acc[h][c] * inv;
+        }
+    }
+    __syncthreads();
+    const int M2 = m.M2;
+    for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
+        const int a = e / M2, b = e % M2;
+        const double *Ta = s.T + 4 * a, *Tb = s.T + 4 * b;
+        D_out[(size_t)i * M * M2 + e] =
+            Ta[0] * Tb[0] + Ta[1] * Tb[1] + Ta[2] * Tb[2] + Ta[3] * Tb[3];
+    }
+}
+
+__device__ double warp_sum(double v)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    }
+    return v;
+}
+
+/* Forces and virial from dE/dD (se_e2_a.c hmd_se_e2_a_backward, then dp_eval.c scatter_pass). */
+__global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const double *x,
+                                    const int *type, const int *slots_all, const double *T_in,
+                                    const double *dD_in, double *f, double *virial)
+{
+    const hmd_cuda_model &m = *mp;
+    extern __shared__ double sh[];
+    smem s = carve(m, sh);
+    const int i = blockIdx.x, ti = type[i], M = m.M, M2 = m.M2;
+    const int *slots = slots_all + (size_t)i * m.nnei;
+    const double *dD = dD_in + (size_t)i * M * M2;
+    for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
+        s.T[e] = T_in[(size_t)i * M * 4 + e];
+    }
+    if (threadIdx.x < 9) {
+        s.vir[threadIdx.x] = 0.0;
+    }
+    __syncthreads();
+    const double inv = 1.0 / m.nnei;
+    for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
+        const int a = e % M, c = e / M;
+        double v = 0.0;
+        for (int b = 0; b < M2; b++) {
+            v += dD[a * M2 + b] * s.T[4 * b + c];
+        }
+        if (a < M2) {
+            for (int a2 = 0; a2 < M; a2++) {
+                v += dD[a2 * M2 + a] * s.T[4 * a2 + c];
+            }
+        }
+        s.gamma[(size_t)c * M + a] = v * inv;
+    }
+    rows_of_centre(m, i, ti, slots, x, s);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarp = blockDim.x / 32;
+    double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int tau = 0; tau < m.ntypes; tau++) {
+        const int j0 = m.sel_offset[tau], k = net_index(m, ti, tau);
+        for (int b0 = 0; b0 < s.nlive[tau]; b0 += NB) {
+            const int rows = min(NB, s.nlive[tau] - b0);
+            if (threadIdx.x < rows) {
+                s.s[threadIdx.x] = s.R[4 * s.live[j0 + b0 + threadIdx.x]];
+            }
+            __syncthreads();
+            const double *y, *dy;
+            embed(m, k, rows, s.s, s.buf, &y, &dy);
+            for (int r = warp; r < rows; r += nwarp) {
+                const double *g = y + (size_t)r * M, *dg = dy + (size_t)r * M;
+                double px[4] = {0, 0, 0, 0}, py[4] = {0, 0, 0, 0};
+                for (int a = lane; a < M; a += 32) {
+                    for (int c = 0; c < 4; c++) {
+                        px[c] += g[a] * s.gamma[(size_t)c * M + a];
+                        py[c] += dg[a] * s.gamma[(size_t)c * M + a];
+                    }
+                }
+                for (int c = 0; c < 4; c++) {
+                    px[c] = warp_sum(px[c]);
+                    py[c] = warp_sum(py[c]);
+                }
+                if (lane == 0) {
+                    const int j = s.live[j0 + b0 + r], nb = slots[j];
+                    double R[4], jac[4][3];
+                    slot_row(m, i, ti, tau, j, nb, x, R, jac);
+                    px[0] += py[0] * R[0] + py[1] * R[1] + py[2] * R[2] + py[3] * R[3];
+                    const double *std = m.dstd + ((size_t)ti * m.nnei + j) * 4;
+                    double gr[3], d[3];
+                    for (int q = 0; q < 3; q++) {
+                        double v = 0.0;
+                        for (int c = 0; c < 4; c++) {
+                            v += px[c] / std[c] * jac[c][q];
+                        }
+                        gr[q] = v;
+                        d[q] = x[3 * nb + q] - x[3 * i + q];
+                        atomicAdd(&f[3 * nb + q], -v);
+                        atomicAdd(&f[3 * i + q], v);
+                    }
+                    for (int a = 0; a < 3; a++) {
+                        for (int b = 0; b < 3; b++) {
+                            w[3 * a + b] -= gr[a] * d[b];
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+    if (i < ncount) {
+        if (lane == 0) {
+            for (int e = 0; e < 9; e++) {
+                atomicAdd(&s.vir[e], w[e]);
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x < 9) {
+            atomicAdd(&virial[threadIdx.x], s.vir[threadIdx.x]);
+        }
+    }
+}
+
+/* rows of src (width n) picked by order[] into dst, or back with `scatter`. */
+__global__ void gather_rows(int rows, int n, const int *order, const double *src, double *dst,
+                            bool scatter)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < (size_t)rows * n) {
+        const size_t r = e / n, c = e % n, o = (size_t)order[r] * n + c;
+        if (scatter) {
+            dst[o] = src[e];
+        } else {
+            dst[e] = src[o];
+        }
+    }
+}
+
+/* y = act(z + b) * idt + skip(x); kept = what hmd_act_keeps_output says (mlp.c dense_forward). */
+__global__ void layer_forward(int rows, hmd_cuda_layer L, const double *x, double *y, double *kept)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= (size_t)rows * L.n_out) {
+        return;
+    }
+    const int o = (int)(e % L.n_out);
+    const size_t r = e / L.n_out;
+    const double z = y[e] + (L.b ? L.b[o] : 0.0);
+    double a = hmd_act(L.act, &L.silut, z);
+    kept[e] = hmd_act_keeps_output(L.act) ? a : z;
+    if (L.idt) {
+        a *= L.idt[o];
+    }
+    if (L.resnet != HMD_RESNET_NONE) {
+        a += x[r * L.n_in + (L.resnet == HMD_RESNET_SAME ? o : o % L.n_in)];
+    }
+    y[e] = a;
+}
+
+/* dz = act'(kept) * g * idt (mlp.c hmd_mlp_backward). */
+__global__ void layer_backward_dz(int rows, hmd_cuda_layer L, const double *kept, const double *g,
+                                  double *dz)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < (size_t)rows * L.n_out) {
+        const int o = (int)(e % L.n_out);
+        dz[e] = hmd_act_grad(L.act, &L.silut, kept[e]) * (L.idt ? g[e] * L.idt[o] : g[e]);
+    }
+}
+
+/* dx += skip^T g. */
+__global__ void layer_backward_skip(int rows, hmd_cuda_layer L, const double *g, double *dx)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < (size_t)rows * L.n_in) {
+        const size_t r = e / L.n_in;
+        const int q = (int)(e % L.n_in);
+        const double *gr = g + r * L.n_out;
+        dx[e] += L.resnet == HMD_RESNET_DOUBLE ? gr[q] + gr[q + L.n_in] : gr[q];
+    }
+}
+
+__global__ void fill(size_t n, double v, double *p)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < n) {
+        p[e] = v;
+    }
+}
+
+unsigned blocks_for(size_t n, int threads)
+{
+    return (unsigned)((n + threads - 1) / threads);
+}
+
+} // namespace
+
+/* ---- host side ----------------------------------------------------------------------------- */
+
+struct hmd_cuda_dp {
+    const hmd_dp_model *host; /* borrowed for the biases and exclusions */
+    hmd_cuda_model model;     /* host copy of the device struct */
+    hmd_cuda_model *d_model;
+    std::vector<void *> owned; /* device allocations of the weights */
+    std::vector<hmd_cuda_net> fit;
+    int dim; /* fitting input width */
+    int fit_width_sum, fit_max_width;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    hmd_cuda_nbr nl;
+    size_t bytes;
+    /* per-call arrays, grown on demand */
+    int cap_all, cap_local;
+    double *x, *f, *T, *D, *dD, *virial, *atom_y, *fit_buf;
+    int *type, *slots, *order;
+    size_t fit_buf_doubles;
+};
+
+namespace
+{
+
+int upload(hmd_cuda_dp *dp, const void *src, size_t bytes, const void **dst)
+{
+    void *p = NULL;
+    HMD_CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
+    dp->owned.push_back(p);
+    dp->bytes += bytes;
+    if (bytes) {
+        HMD_CUDA_CHECK(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice));
+    }
+    *dst = p;
+    return HMD_OK;
+}
+
+int upload_net(hmd_cuda_dp *dp, const hmd_mlp *net, hmd_cuda_net *out)
+{
+    if (net->nlayers > HMD_CUDA_MAX_LAYERS) {
+        return hmd_error_set(HMD_ENOTSUP, "GPU: networks of more than %d layers",
+                             HMD_CUDA_MAX_LAYERS);
+    }
+    out->nlayers = net->nlayers;
+    for (int l = 0; l < net->nlayers; l++) {
+        const hmd_dense *L = &net->layers[l];
+        hmd_cuda_layer *D = &out->L[l];
+        D->n_in = L->n_in;
+        D->n_out = L->n_out;
+        D->act = L->act;
+        D->silut = L->silut;
+        D->resnet = L->resnet;
+        D->b = D->idt = NULL;
+        int rc = upload(dp, L->w, sizeof(double) * L->n_in * L->n_out, (const void **)&D->w);
+        if (!rc && L->b) {
+            rc = upload(dp, L->b, sizeof(double) * L->n_out, (const void **)&D->b);
+        }
+        if (!rc && L->idt) {
+            rc = upload(dp, L->idt, sizeof(double) * L->n_out, (const void **)&D->idt);
+        }
+        if (rc) {
+            return rc;
+        }
+    }
+    return HMD_OK;
+}
+
+int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
+{
+    const hmd_se_e2_a *se = &m->se;
+    hmd_cuda_model &g = dp->model;
+    const int nt = m->ntypes;
+    if (m->kind != HMD_DESCRIPTOR_SE_E2_A) {
+        return hmd_error_set(HMD_ENOTSUP, "backend = cuda: the GPU path runs se_e2_a models in "
+                                          "this version; DPA-1 runs on the CPU (backend = cpu)");
+    }
+    if (nt > HMD_CUDA_MAX_TYPES || se->M > HMD_CUDA_MAX_M) {
+        return hmd_error_set(HMD_ENOTSUP,
+                             "backend = cuda: at most %d types and an embedding "
+                             "width of %d on the GPU",
+                             HMD_CUDA_MAX_TYPES, HMD_CUDA_MAX_M);
+    }
+    g = hmd_cuda_model{};
+    g.ntypes = nt;
+    g.nnei = se->nnei;
+    g.M = se->M;
+    g.M2 = se->M2;
+    g.nemb = se->nemb;
+    g.type_one_side = se->type_one_side;
+    g.compressed = se->table != NULL;
+    g.rcut = m->rcut;
+    g.rcut_smth = m->rcut_smth;
+    g.protection = m->env_protection;
+    g.max_width = se->M;
+    for (int t = 0; t < nt; t++) {
+        g.sel[t] = se->sel[t];
+        g.sel_offset[t] = se->sel_offset[t];
+    }
+    g.sel_offset[nt] = se->sel_offset[nt];
+    for (int k = 0; k < nt * nt; k++) {
+        g.exclude[k] = se->exclude[k];
+        g.pair_exclude[k] = m->pair_exclude[k];
+    }
+    const size_t nstat = (size_t)nt * se->nnei * 4;
+    int rc = upload(dp, se->davg, nstat * sizeof(double), (const void **)&g.davg);
+    if (!rc) {
+        rc = upload(dp, se->dstd, nstat * sizeof(double), (const void **)&g.dstd);
+    }
+    if (!rc) {
+        rc = upload(dp, se->pad_sum, (size_t)nt * (se->nnei + nt) * se->M * 4 * sizeof(double),
+                    (const void **)&g.pad_sum);
+    }
+    for (int k = 0; k < se->nemb && !rc; k++) {
+        if (g.compressed) {
+            g.table[k] = se->table[k];
+            if (se->table[k].M > 0) {
+                rc = upload(dp, se->table[k].coef,
+                            (size_t)se->table[k].nspline * 6 * se->M * sizeof(double),
+                            (const void **)&g.table[k].coef);
+            }
+        }
+        if (!rc && se->emb[k].nlayers) {
+            rc = upload_net(dp, &se->emb[k], &g.emb[k]);
+            for (int l = 0; l < se->emb[k].nlayers; l++) {
+                g.max_width = std::max(g.max_width, se->emb[k].layers[l].n_out);
+            }
+        }
+    }
+    if (g.compressed) {
+        for (int k = 0; k < se->nemb; k++) {
+            if (se->emb[k].nlayers && se->table[k].M == 0) {
+                return hmd_error_set(HMD_ENOTSUP, "backend = cuda: a compressed model with a "
+                                                  "network left untabulated");
+            }
+        }
+    }
+    dp->fit.resize(m->nfit);
+    dp->dim = m->dim_descrpt;
+    dp->fit_width_sum = 0;
+    dp->fit_max_width = m->dim_descrpt;
+    for (int k = 0; k < m->nfit && !rc; k++) {
+        rc = upload_net(dp, &m->fit[k], &dp->fit[k]);
+        int sum = 0;
+        for (int l = 0; l < m->fit[k].nlayers; l++) {
+            sum += m->fit[k].layers[l].n_out;
+            dp->fit_max_width = std::max(dp->fit_max_width, m->fit[k].layers[l].n_out);
+        }
+        dp->fit_width_sum = std::max(dp->fit_width_sum, sum);
+    }
+    if (!rc) {
+        rc = upload(dp, &g, sizeof g, (const void **)&dp->d_model);
+    }
+    if (!rc) {
+        const size_t bytes = smem_bytes(g.nnei, g.M, g.max_width, nt);
+        HMD_CUDA_CHECK(cudaFuncSetAttribute(
+            descriptor_forward, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+        HMD_CUDA_CHECK(cudaFuncSetAttribute(
+            descriptor_backward, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    }
+    return rc;
+}
+
+template <typename T> int device_array(hmd_cuda_dp *dp, T **p, size_t old_n, size_t n)
+{
+    if (*p) {
+        cudaFree(*p);
+        dp->bytes -= old_n * sizeof(T);
+        *p = NULL;
+    }
+    HMD_CUDA_CHECK(cudaMalloc((void **)p, (n ? n : 1) * sizeof(T)));
+    dp->bytes += n * sizeof(T);
+    return HMD_OK;
+}
+
+int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
+{
+    const hmd_cuda_model &g = dp->model;
+    int rc = HMD_OK;
+    if (nall > dp->cap_all) {
+        const size_t old = (size_t)dp->cap_all, cap = (size_t)nall + nall / 2 + 16;
+        rc = device_array(dp, &dp->x, 3 * old, 3 * cap);
+        if (!rc) {
+            rc = device_array(dp, &dp->f, 3 * old, 3 * cap);
+        }
+        if (!rc) {
+            rc = device_array(dp, &dp->type, old, cap);
+        }
+        dp->cap_all = rc ? 0 : (int)cap;
+    }
+    if (!rc && nlocal > dp->cap_local) {
+        const size_t old = (size_t)dp->cap_local, cap = (size_t)nlocal + nlocal / 2 + 16;
+        const size_t MM = (size_t)g.M * g.M2, fit = (size_t)dp->dim * 2 +
+                                                    (size_t)dp->fit_width_sum * 2 +
+                                                    (size_t)dp->fit_max_width * 2 + 2;
+        rc = device_array(dp, &dp->slots, old * g.nnei, cap * g.nnei);
+        if (!rc) {
+            rc = device_array(dp, &dp->T, old * g.M * 4, cap * g.M * 4);
+        }
+        if (!rc) {
+            rc = device_array(dp, &dp->D, old * MM, cap * MM);
+        }
+        if (!rc) {
+            rc = device_array(dp, &dp->dD, old * MM, cap * MM);
+        }
+        if (!rc) {
+            rc = device_array(dp, &dp->atom_y, old, cap);
+        }
+        if (!rc) {
+            rc = device_array(dp, &dp->order, old, cap);
+        }
+        if (!rc) {
+            rc = device_array(dp, &dp->fit_buf, dp->fit_buf_doubles, cap * fit);
+            dp->fit_buf_doubles = cap * fit;
+        }
+        dp->cap_local = rc ? 0 : (int)cap;
+    }
+    if (!rc && !dp->virial) {
+        rc = device_array(dp, &dp->virial, 0, 9);
+    }
+    return rc;
+}
+
+/* Fitting net k over `rows` gathered rows X [rows][dim] (device): y [rows] and dE/dX
+ * (written over X). buf holds the layer states. */
+int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *buf)
+{
+    const hmd_cuda_net &net = dp->fit[k];
+    const double one = 1.0, zero = 0.0;
+    const int T = 256;
+    /* forward: outputs and kept values of every layer, back to back */
+    double *outs = buf, *kept = buf + (size_t)rows * dp->fit_width_sum;
+    double *g0 = kept + (size_t)rows * dp->fit_width_sum,
+           *g1 = g0 + (size_t)rows * dp->fit_max_width;
+    std::vector<const double *> in(net.nlayers), out(net.nlayers), kp(net.nlayers);
+    const double *x = X;
+    size_t off = 0;
+    for (int l = 0; l < net.nlayers; l++) {
+        const hmd_cuda_layer &L = net.L[l];
+        double *o = outs + off, *kv = kept + off;
+        off += (size_t)rows * L.n_out;
+        if (cublasDgemm(dp->blas, CUBLAS_OP_N, CUBLAS_OP_N, L.n_out, rows, L.n_in, &one, L.w,
+                        L.n_out, x, L.n_in, &zero, o, L.n_out) != CUBLAS_STATUS_SUCCESS) {
+            return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: fitting layer %d forward failed", l);
+        }
+        layer_forward<<<blocks_for((size_t)rows * L.n_out, T), T, 0, dp->stream>>>(rows, L, x, o,
+                                                                                   kv);
+        HMD_CUDA_LAUNCHED("layer_forward");
+        in[l] = x;
+        out[l] = o;
+        kp[l] = kv;
+        x = o;
+    }
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(y_out, x, sizeof(double) * rows, cudaMemcpyDeviceToDevice, dp->stream));
+    /* backward from dE/dy = 1 */
+    fill<<<blocks_for((size_t)rows, T), T, 0, dp->stream>>>((size_t)rows, 1.0, g0);
+    HMD_CUDA_LAUNCHED("fill");
+    double *g = g0, *dz = g1;
+    for (int l = net.nlayers - 1; l >= 0; l--) {
+        const hmd_cuda_layer &L = net.L[l];
+        layer_backward_dz<<<blocks_for((size_t)rows * L.n_out, T), T, 0, dp->stream>>>(
+            rows, L, kp[l], g, dz);
+        HMD_CUDA_LAUNCHED("layer_backward_dz");
+        /* dx = dz W^T, over the layer's input (no longer needed): X for layer 0 */
+        double *dx = l == 0 ? X : (double *)in[l];
+        if (cublasDgemm(dp->blas, CUBLAS_OP_T, CUBLAS_OP_N, L.n_in, rows, L.n_out, &one, L.w,
+                        L.n_out, dz, L.n_out, &zero, dx, L.n_in) != CUBLAS_STATUS_SUCCESS) {
+            return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: fitting layer %d backward failed", l);
+        }
+        if (L.resnet != HMD_RESNET_NONE) {
+            layer_backward_skip<<<blocks_for((size_t)rows * L.n_in, T), T, 0, dp->stream>>>(rows, L,
+                                                                                            g, dx);
+            HMD_CUDA_LAUNCHED("layer_backward_skip");
+        }
+        g = dx; /* the incoming gradient of the layer below */
+    }
+    return HMD_OK;
+}
+
+} // namespace
+
+extern "C" int hmd_cuda_device_info(char *buf, size_t len)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        cudaGetLastError();
+        return hmd_error_set(HMD_ENOTSUP, "backend = cuda: no CUDA device is visible");
+    }
+    int dev = 0;
+    HMD_CUDA_CHECK(cudaGetDevice(&dev));
+    cudaDeviceProp p;
+    HMD_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+    if (buf) {
+        snprintf(buf, len, "%s (%d SMs, %.1f GiB, compute capability %d.%d)", p.name,
+                 p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, p.major, p.minor);
+    }
+    return HMD_OK;
+}
+
+extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_model *m)
+{
+    *out = NULL;
+    int rc = hmd_cuda_device_info(NULL, 0);
+    if (rc) {
+        return rc;
+    }
+    hmd_cuda_dp *dp = new hmd_cuda_dp();
+    dp->host = m;
+    HMD_CUDA_CHECK(cudaStreamCreate(&dp->stream));
+    if (cublasCreate(&dp->blas) != CUBLAS_STATUS_SUCCESS) {
+        hmd_cuda_dp_destroy(dp);
+        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot create a handle");
+    }
+    cublasSetStream(dp->blas, dp->stream);
+    rc = upload_model(dp, m);
+    if (rc) {
+        hmd_cuda_dp_destroy(dp);
+        return rc;
+    }
+    *out = dp;
+    return HMD_OK;
+}
+
+extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall, const double *x,
+                                   const int *type, int type0, double rlist,
+                                   struct hmd_dp_output *out)
+{
+    (void)type0; /* DPA-1 only */
+    const hmd_dp_model *m = dp->host;
+    const hmd_cuda_model &g = dp->model;
+    if (out->atom_virial) {
+        return hmd_error_set(HMD_ENOTSUP, "backend = cuda: atomic virials");
+    }
+    int rc = reserve(dp, nlocal, nall);
+    if (rc) {
+        return rc;
+    }
+    cudaStream_t st = dp->stream;
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(dp->x, x, sizeof(double) * 3 * nall, cudaMemcpyHostToDevice, st));
+    HMD_CUDA_CHECK(cudaMemcpyAsync(dp->type, type, sizeof(int) * nall, cudaMemcpyHostToDevice, st));
+    double lo[3] = {x[0], x[1], x[2]}, hi[3] = {x[0], x[1], x[2]};
+    for (int i = 1; i < nall; i++) {
+        for (int d = 0; d < 3; d++) {
+            lo[d] = std::min(lo[d], x[3 * i + d]);
+            hi[d] = std::max(hi[d], x[3 * i + d]);
+        }
+    }
+    rc = hmd_nbr_list_build_cuda(&dp->nl, nlocal, nall, dp->x, lo, hi, rlist, st, &dp->bytes);
+    if (rc) {
+        return rc;
+    }
+    const int T = HMD_CUDA_THREADS;
+    const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
+    const size_t desc_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes);
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(
+        format_neighbors, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fmt_bytes));
+    if (nlocal > 0) {
+        format_neighbors<<<nlocal, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
+                                                       dp->nl.count, dp->nl.cap, dp->slots);
+        HMD_CUDA_LAUNCHED("format_neighbors");
+        descriptor_forward<<<nlocal, T, desc_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->slots,
+                                                          dp->T, dp->D);
+        HMD_CUDA_LAUNCHED("descriptor_forward");
+    }
+    /* fitting, one net at a time over its atoms (dp_eval.c: net_of, no_gradient) */
+    std::vector<int> order;
+    std::vector<int> start(m->nfit + 1, 0);
+    order.reserve(nlocal);
+    for (int k = 0; k < m->nfit; k++) {
+        start[k] = (int)order.size();
+        for (int i = 0; i < nlocal; i++) {
+            const int t = type[i];
+            const int net = m->nfit == 1 ? 0 : t;
+            if (net == k && !m->fit_exclude[t] && !m->atom_exclude[t]) {
+                order.push_back(i);
+            }
+        }
+    }
+    start[m->nfit] = (int)order.size();
+    const int nfit_rows = (int)order.size();
+    const size_t MM = (size_t)g.M * g.M2;
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->dD, 0, sizeof(double) * nlocal * MM, st));
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->atom_y, 0, sizeof(double) * nlocal, st));
+    if (nfit_rows > 0) {
+        HMD_CUDA_CHECK(cudaMemcpyAsync(dp->order, order.data(), sizeof(int) * nfit_rows,
+                                       cudaMemcpyHostToDevice, st));
+        double *X = dp->fit_buf, *Y = X + (size_t)nfit_rows * dp->dim;
+        double *work = Y + nfit_rows;
+        gather_rows<<<blocks_for((size_t)nfit_rows * MM, 256), 256, 0, st>>>(
+            nfit_rows, (int)MM, dp->order, dp->D, X, false);
+        HMD_CUDA_LAUNCHED("gather_rows");
+        for (int k = 0; k < m->nfit; k++) {
+            const int rows = start[k + 1] - start[k];
+            if (rows > 0) {
+                rc = fitting(dp, k, rows, X + (size_t)start[k] * dp->dim, Y + start[k], work);
+                if (rc) {
+                    return rc;
+                }
+            }
+        }
+        gather_rows<<<blocks_for((size_t)nfit_rows * MM, 256), 256, 0, st>>>(
+            nfit_rows, (int)MM, dp->order, X, dp->dD, true);
+        HMD_CUDA_LAUNCHED("gather_rows");
+        gather_rows<<<blocks_for((size_t)nfit_rows, 256), 256, 0, st>>>(nfit_rows, 1, dp->order, Y,
+                                                                        dp->atom_y, true);
+        HMD_CUDA_LAUNCHED("gather_rows");
+    }
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->f, 0, sizeof(double) * 3 * nall, st));
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->virial, 0, sizeof(double) * 9, st));
+    const int ncount = out->ncount > 0 ? out->ncount : nlocal;
+    if (nlocal > 0) {
+        descriptor_backward<<<nlocal, T, desc_bytes, st>>>(
+            dp->d_model, ncount, dp->x, dp->type, dp->slots, dp->T, dp->dD, dp->f, dp->virial);
+        HMD_CUDA_LAUNCHED("descriptor_backward");
+    }
+    std::vector<double> y(nlocal);
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(out->force, dp->f, sizeof(double) * 3 * nall, cudaMemcpyDeviceToHost, st));
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(out->virial, dp->virial, sizeof(double) * 9, cudaMemcpyDeviceToHost, st));
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(y.data(), dp->atom_y, sizeof(double) * nlocal, cudaMemcpyDeviceToHost, st));
+    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    out->energy = 0.0;
+    for (int i = 0; i < ncount; i++) {
+        const int t = type[i];
+        double e = m->fit_exclude[t] ? 0.0 : y[i] + m->bias_atom_e[t];
+        e = m->atom_exclude[t] ? 0.0 : e + m->out_bias[t];
+        out->energy += e;
+        if (out->atom_energy) {
+            out->atom_energy[i] = e;
+        }
+    }
+    for (int i = ncount; i < nlocal && out->atom_energy; i++) {
+        out->atom_energy[i] = 0.0;
+    }
+    return HMD_OK;
+}
+
+extern "C" size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp)
+{
+    return dp ? dp->bytes : 0;
+}
+
+extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
+{
+    if (!dp) {
+        return;
+    }
+    hmd_nbr_list_free_cuda(&dp->nl);
+    for (void *p : dp->owned) {
+        cudaFree(p);
+    }
+    void *arrays[] = {dp->x,      dp->f,       dp->T,    dp->D,     dp->dD,   dp->virial,
+                      dp->atom_y, dp->fit_buf, dp->type, dp->slots, dp->order};
+    for (void *p : arrays) {
+        cudaFree(p);
+    }
+    if (dp->blas) {
+        cublasDestroy(dp->blas);
+    }
+    if (dp->stream) {
+        cudaStreamDestroy(dp->stream);
+    }
+    delete dp;
+}

@@ -1,0 +1,12 @@
+# GPU checks (label gpu), built whenever CUDA is: the CUDA backend against DeePMD-kit's goldens,
+# against the CPU reference on fresh random inputs, and MD energy conservation on the GPU. They
+# report "skipped" (exit 77) on a machine without a GPU; `make test` leaves them out there and
+# says so.
+if(HMD_HAVE_CUDA)
+  foreach(t goldens twin nve)
+    add_test(NAME gpu.${t}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/check_gpu.py ${t}
+              $<TARGET_FILE:halomd> ${HMD_TEST_DATA} ${CMAKE_CURRENT_BINARY_DIR}/gpu/${t})
+    set_tests_properties(gpu.${t} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
