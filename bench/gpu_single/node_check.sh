@@ -12,20 +12,28 @@ bash bench/gpu_single/node_build.sh || exit 1
 H=$PWD/build-gpu/halomd D=$PWD/tests/data
 (cd build-gpu && ctest -L gpu --output-on-failure -V > "$OUT/gpu_tests.log" 2>&1)
 grep -E "^[0-9]+: (ok|FAIL)|random seed|tests passed|Failed|Skipped" "$OUT/gpu_tests.log" | cut -c1-150
+mkdir -p /tmp/hs
 for tool in memcheck racecheck; do
   compute-sanitizer --tool $tool --error-exitcode 9 $H eval -backend cuda \
     -m $D/models/se_e2_a_water_one_side.dp -c $D/structures/water_96_small.xyz -o /dev/null \
     > "$OUT/sanitizer_$tool.log" 2>&1
-  echo "compute-sanitizer $tool: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_$tool.log") clean summary)"
+  echo "compute-sanitizer $tool eval: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_$tool.log") clean summary)"
+  (cd /tmp/hs && compute-sanitizer --tool $tool --error-exitcode 9 $H run -backend cuda \
+    -m $D/models/se_e2_a_water_one_side.dp -c $D/structures/water_96_small.xyz -nsteps 12 \
+    -deffnm s$tool -set verlet-buffer=0.05 -set tcoupl=v-rescale -set ref-t=300 -set nstcomm=3 \
+    > "$OUT/sanitizer_md_$tool.log" 2>&1)
+  echo "compute-sanitizer $tool run: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_md_$tool.log") clean summary)"
 done
 W=$PWD/examples/water M=$PWD/examples/water/water.dp
 mkdir -p /tmp/hq && cd /tmp/hq
 printf "%-28s %10s %14s\n" case "s/step" "atom-steps/s"
-for c in "1536 water_1536.gro cuda" "12288 water_12288.gro cuda" "12288c water_12288.gro cuda model-compress=yes" "12288cpu water_12288.gro cpu"; do
+for c in "1536 water_1536.gro cuda 200" "1536c water_1536.gro cuda 200 model-compress=yes" \
+         "12288 water_12288.gro cuda 50" "12288c water_12288.gro cuda 100 model-compress=yes" \
+         "12288cpu water_12288.gro cpu 5"; do
   set -- $c
-  extra=""; [ $# -ge 4 ] && extra="-set $4"
-  $H run -backend $3 -m $M -c $W/$2 -nsteps 20 -deffnm q$1 -set dt=0.0002 -set nstenergy=0 \
-    -set nstlog=0 $extra > q$1.out 2>&1 || { tail -3 q$1.out; continue; }
+  extra=""; [ $# -ge 5 ] && extra="-set $5"
+  $H run -backend $3 -m $M -c $W/$2 -nsteps $4 -deffnm q$1 -set dt=0.0005 -set nstenergy=0 \
+    -set nstlog=0 -set nstlist=10 $extra > q$1.out 2>&1 || { tail -3 q$1.out; continue; }
   python3 -c "import json;p=json.load(open('q$1.perf.json'));s=p['system']['nsteps'];w=p['performance']['wall_s'];print('%-28s %10.4f %14.0f'%('$1 $3',w/s,p['performance']['atom_steps_per_s']))"
   cp q$1.log "$OUT/" 2>/dev/null
 done

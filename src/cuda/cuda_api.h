@@ -1,11 +1,15 @@
-/* The CUDA backend as the host code sees it: a device copy of a Deep Potential model that
- * evaluates energies, forces and virial on the GPU (src/cuda/dp_eval.cu), the twin of
- * hmd_dp_compute_cpu (nnp/dp_eval.h).
+/* The CUDA backend as the host code sees it.
  *
- * This version moves the atoms to the device at each call and the results back; the GPU builds
- * its own neighbour list (cell list, src/cuda/nbr_list.cu) from the home atoms and the ghosts
- * the host halo made. Supported: se_e2_a, networks or compressed tables, in double. Other
- * models are refused (HMD_ENOTSUP) when the context is made.
+ * hmd_cuda_dp: a device copy of a Deep Potential model that evaluates energies, forces and
+ * virial on the GPU (src/cuda/dp_eval.cu), the twin of hmd_dp_compute_cpu (nnp/dp_eval.h).
+ * hmd_cuda_dp_compute moves the atoms to the device and the results back (single points); the
+ * GPU builds its own neighbour list (cell list, src/cuda/nbr_list.cu) from the home atoms and
+ * the ghosts the host halo made. Supported: se_e2_a, networks or compressed tables, in double.
+ * Other models are refused (HMD_ENOTSUP) when the context is made.
+ *
+ * hmd_cuda_md: the MD step of a one-rank run resident on the device (src/cuda/md_step.cu).
+ * The host takes part at neighbour-list steps only (wrapping, the halo plan, the list of
+ * ghost images) and at output steps (what they write).
  *
  * Without CUDA in the build (HMD_HAVE_CUDA 0) every function is a stub: hmd_cuda_dp_create
  * returns HMD_ENOTSUP.
@@ -24,7 +28,30 @@ extern "C" {
 }
 #endif
 
+#include <stdbool.h>
+#include <stdint.h>
+
 struct hmd_cuda_dp;
+struct hmd_cuda_md;
+
+enum { HMD_CUDA_TCOUPL_NO, HMD_CUDA_TCOUPL_VRESCALE, HMD_CUDA_TCOUPL_LANGEVIN };
+
+/* What the device step needs of the run (md/integrate.h, md/thermostat.h). */
+struct hmd_cuda_md_config {
+    int nlocal;    /* home atoms (all atoms: one rank) */
+    double dt;     /* ps */
+    int tcoupl;    /* HMD_CUDA_TCOUPL_* */
+    double ref_t;  /* K */
+    double tau_t;  /* ps */
+    double ndof;   /* degrees of freedom of the kinetic energy */
+    uint64_t seed; /* thermostat noise */
+    int nstcomm;   /* remove the centre-of-mass velocity every nstcomm steps; 0: never */
+};
+
+/* Energies of the last force computation and the thermostat's total work (eV). */
+struct hmd_cuda_md_scalars {
+    double energy, virial[9], thermostat_work;
+};
 
 #if HMD_HAVE_CUDA
 #ifdef __cplusplus
@@ -50,6 +77,45 @@ size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp);
 
 /* Frees the context (NULL is fine). */
 void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp);
+
+/* Puts the home atoms on the device for an MD run evaluated by `dp` (borrowed for the life of
+ * md): masses, global ids, velocities [nlocal][3]. Positions come with the first
+ * hmd_cuda_md_finish_list_step. On failure *md may still need hmd_cuda_md_destroy. */
+int hmd_cuda_md_create(struct hmd_cuda_md **md, struct hmd_cuda_dp *dp,
+                       const struct hmd_cuda_md_config *c, const double *mass, const int64_t *id,
+                       const double *v);
+
+/* A neighbour-list step, first part: next step number, first half step; copies the home
+ * positions to x_home [nlocal][3] and gives the largest displacement of any atom since the
+ * last list (Å). Synchronises. */
+int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, double *x_home, double *max_disp);
+
+/* Second part (and, with `initial`, the forces of step 0): positions x [nall][3] (home atoms
+ * wrapped, then ghosts) and types [nall] as the host halo left them, ghost g an image of home
+ * atom ghost_src[g] shifted by ghost_shift[g] (dd/halo_plan.h hmd_halo_plan_self_images);
+ * builds the list with cut-off rlist, computes forces and, unless initial, finishes the step.
+ * The only place device memory grows. Synchronises. */
+int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, const double *x, const int *type,
+                                 const int *ghost_src, const double *ghost_shift, double rlist,
+                                 bool initial);
+
+/* A whole step with the current list, as one CUDA graph; asynchronous. */
+int hmd_cuda_md_step(struct hmd_cuda_md *md);
+
+/* Largest distance any atom will have moved since the last list once the next step's first
+ * half is done (Å): decides whether that step rebuilds. Synchronises. */
+int hmd_cuda_md_next_displacement(struct hmd_cuda_md *md, double *disp);
+
+/* Copies home positions, velocities, forces [nlocal][3] (each NULL when not wanted) and the
+ * scalars to the host. Synchronises. */
+int hmd_cuda_md_fetch(struct hmd_cuda_md *md, double *x, double *v, double *f,
+                      struct hmd_cuda_md_scalars *s);
+
+/* Device memory of the run: the step's arrays and the model's context (bytes). */
+size_t hmd_cuda_md_device_bytes(const struct hmd_cuda_md *md);
+
+/* Frees md (NULL is fine), not the dp it borrows. */
+void hmd_cuda_md_destroy(struct hmd_cuda_md *md);
 
 #ifdef __cplusplus
 }
@@ -83,6 +149,54 @@ static inline size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp)
 static inline void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
 {
     (void)dp;
+}
+static inline int hmd_cuda_md_create(struct hmd_cuda_md **md, struct hmd_cuda_dp *dp,
+                                     const struct hmd_cuda_md_config *c, const double *mass,
+                                     const int64_t *id, const double *v)
+{
+    (void)dp, (void)c, (void)mass, (void)id, (void)v;
+    *md = NULL;
+    return hmd_cuda_device_info(NULL, 0);
+}
+static inline int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, double *x_home,
+                                              double *max_disp)
+{
+    (void)md, (void)x_home, (void)max_disp;
+    return hmd_cuda_device_info(NULL, 0);
+}
+static inline int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, const double *x,
+                                               const int *type, const int *ghost_src,
+                                               const double *ghost_shift, double rlist,
+                                               bool initial)
+{
+    (void)md, (void)nall, (void)x, (void)type, (void)ghost_src, (void)ghost_shift, (void)rlist,
+        (void)initial;
+    return hmd_cuda_device_info(NULL, 0);
+}
+static inline int hmd_cuda_md_step(struct hmd_cuda_md *md)
+{
+    (void)md;
+    return hmd_cuda_device_info(NULL, 0);
+}
+static inline int hmd_cuda_md_next_displacement(struct hmd_cuda_md *md, double *disp)
+{
+    (void)md, (void)disp;
+    return hmd_cuda_device_info(NULL, 0);
+}
+static inline int hmd_cuda_md_fetch(struct hmd_cuda_md *md, double *x, double *v, double *f,
+                                    struct hmd_cuda_md_scalars *s)
+{
+    (void)md, (void)x, (void)v, (void)f, (void)s;
+    return hmd_cuda_device_info(NULL, 0);
+}
+static inline size_t hmd_cuda_md_device_bytes(const struct hmd_cuda_md *md)
+{
+    (void)md;
+    return 0;
+}
+static inline void hmd_cuda_md_destroy(struct hmd_cuda_md *md)
+{
+    (void)md;
 }
 #endif
 

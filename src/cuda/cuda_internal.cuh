@@ -64,6 +64,9 @@ struct hmd_cuda_model {
     unsigned char pair_exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* model level */
     struct hmd_cuda_net emb[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];
     struct hmd_emb_table table[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* coef on device */
+    /* atomic energy of a home atom of type t from its fitting output y: e_scale[t] y + e_add[t]
+     * (bias_atom_e, out_bias, fitting and atom exclusions folded in) */
+    double e_scale[HMD_CUDA_MAX_TYPES], e_add[HMD_CUDA_MAX_TYPES];
 };
 
 /* Neighbour list of the home atoms on the device: up to `cap` neighbours each. */
@@ -89,5 +92,60 @@ int hmd_nbr_list_build_cuda(struct hmd_cuda_nbr *nl, int nlocal, int nall, const
                             cudaStream_t stream, size_t *device_bytes);
 
 void hmd_nbr_list_free_cuda(struct hmd_cuda_nbr *nl);
+
+/* Bounding box lo/hi of x [n][3] (host), for the cell list. */
+static inline void hmd_cuda_bounds(int n, const double *x, double lo[3], double hi[3])
+{
+    for (int d = 0; d < 3; d++) {
+        lo[d] = n > 0 ? x[d] : 0.0;
+        hi[d] = lo[d];
+    }
+    for (int i = 1; i < n; i++) {
+        for (int d = 0; d < 3; d++) {
+            lo[d] = fmin(lo[d], x[3 * i + d]);
+            hi[d] = fmax(hi[d], x[3 * i + d]);
+        }
+    }
+}
+
+/* ---- the evaluation context as the MD step on the device uses it (dp_eval.cu) ---- */
+
+struct hmd_cuda_dp;
+
+/* The device arrays of the atoms an evaluation reads (x, type) and writes (f), for the nall
+ * atoms of the last hmd_cuda_dp_prepare; ev [10] is the virial (9) then the energy. */
+struct hmd_cuda_dp_atoms {
+    double *x, *f, *ev;
+    int *type;
+    int cap_all; /* atoms the arrays hold */
+};
+
+/* Makes room for nlocal home atoms and nall atoms in all, keeping nothing of the previous
+ * contents, and groups the home atoms by fitting net from their types type_home [nlocal]
+ * (host). Call at neighbour-list steps only: it may allocate and copies to the device. */
+int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int *type_home);
+
+struct hmd_cuda_dp_atoms hmd_cuda_dp_device_atoms(struct hmd_cuda_dp *dp);
+
+cudaStream_t hmd_cuda_dp_stream(const struct hmd_cuda_dp *dp);
+
+/* Bumped by every allocation of the context, so a CUDA graph made from it knows when its
+ * pointers went stale. */
+unsigned long hmd_cuda_dp_generation(const struct hmd_cuda_dp *dp);
+
+/* Builds the neighbour list of the home atoms from the device positions (cut-off rlist; lo, hi
+ * bound every atom). May allocate: neighbour-list steps only. */
+int hmd_cuda_dp_build_list(struct hmd_cuda_dp *dp, int nlocal, int nall, const double lo[3],
+                           const double hi[3], double rlist);
+
+/* Energies, forces and virial from the device positions with the current list, all on the
+ * stream without host copies, allocation or synchronisation (it may be captured in a graph):
+ * f [cap_all][3] overwritten (ghost forces still to be folded onto their owners), ev written,
+ * per-atom energies of the home atoms kept (hmd_cuda_dp_atom_energies). Centres i < ncount
+ * count towards energy and virial. */
+int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount);
+
+/* Device array [nlocal] of the atomic energies of the last evaluation. */
+const double *hmd_cuda_dp_atom_energies(const struct hmd_cuda_dp *dp);
 
 #endif /* HMD_CUDA_CUDA_INTERNAL_CUH */

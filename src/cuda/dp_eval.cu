@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <vector>
 
 namespace
@@ -486,6 +487,33 @@ __global__ void fill(size_t n, double v, double *p)
     }
 }
 
+/* Atomic energies e_i = scale[t] y_i + add[t] written over y, and their sum over i < ncount into
+ * *energy, in a fixed order (one block) so the energy does not depend on the scheduling. */
+__global__ void atomic_energies(const hmd_cuda_model *mp, int nlocal, int ncount, const int *type,
+                                double *y, double *energy)
+{
+    __shared__ double part[256];
+    const hmd_cuda_model &m = *mp;
+    double sum = 0.0;
+    for (int i = threadIdx.x; i < nlocal; i += blockDim.x) {
+        const int t = type[i];
+        const double e = i < ncount ? m.e_scale[t] * y[i] + m.e_add[t] : 0.0;
+        y[i] = e;
+        sum += e;
+    }
+    part[threadIdx.x] = sum;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w) {
+            part[threadIdx.x] += part[threadIdx.x + w];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        *energy = part[0];
+    }
+}
+
 unsigned blocks_for(size_t n, int threads)
 {
     return (unsigned)((n + threads - 1) / threads);
@@ -496,7 +524,7 @@ unsigned blocks_for(size_t n, int threads)
 /* ---- host side ----------------------------------------------------------------------------- */
 
 struct hmd_cuda_dp {
-    const hmd_dp_model *host; /* borrowed for the biases and exclusions */
+    const hmd_dp_model *host; /* borrowed for the network layout */
     hmd_cuda_model model;     /* host copy of the device struct */
     hmd_cuda_model *d_model;
     std::vector<void *> owned; /* device allocations of the weights */
@@ -505,17 +533,23 @@ struct hmd_cuda_dp {
     int fit_width_sum, fit_max_width;
     cudaStream_t stream;
     cublasHandle_t blas;
+    void *blas_workspace; /* given to cuBLAS so graph capture never allocates */
     hmd_cuda_nbr nl;
     size_t bytes;
-    /* per-call arrays, grown on demand */
+    unsigned long generation;
+    /* home atoms grouped by fitting net: order[fit_start[k] .. fit_start[k+1]) use net k */
+    std::vector<int> fit_start;
+    /* per-call arrays, grown at neighbour-list steps */
     int cap_all, cap_local;
-    double *x, *f, *T, *D, *dD, *virial, *atom_y, *fit_buf;
+    double *x, *f, *T, *D, *dD, *ev, *atom_y, *fit_buf;
     int *type, *slots, *order;
     size_t fit_buf_doubles;
 };
 
 namespace
 {
+
+constexpr size_t BLAS_WORKSPACE_BYTES = 32u << 20;
 
 int upload(hmd_cuda_dp *dp, const void *src, size_t bytes, const void **dst)
 {
@@ -560,6 +594,16 @@ int upload_net(hmd_cuda_dp *dp, const hmd_mlp *net, hmd_cuda_net *out)
     return HMD_OK;
 }
 
+/* What turns a fitting output into an atomic energy (dp_eval.c atomic_energies). */
+void energy_terms(const hmd_dp_model *m, hmd_cuda_model &g)
+{
+    for (int t = 0; t < m->ntypes; t++) {
+        const bool atom_out = m->atom_exclude[t], fit_out = m->fit_exclude[t];
+        g.e_scale[t] = atom_out || fit_out ? 0.0 : 1.0;
+        g.e_add[t] = atom_out ? 0.0 : (fit_out ? 0.0 : m->bias_atom_e[t]) + m->out_bias[t];
+    }
+}
+
 int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
 {
     const hmd_se_e2_a *se = &m->se;
@@ -596,6 +640,7 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
         g.exclude[k] = se->exclude[k];
         g.pair_exclude[k] = m->pair_exclude[k];
     }
+    energy_terms(m, g);
     const size_t nstat = (size_t)nt * se->nnei * 4;
     int rc = upload(dp, se->davg, nstat * sizeof(double), (const void **)&g.davg);
     if (!rc) {
@@ -664,6 +709,7 @@ template <typename T> int device_array(hmd_cuda_dp *dp, T **p, size_t old_n, siz
     }
     HMD_CUDA_CHECK(cudaMalloc((void **)p, (n ? n : 1) * sizeof(T)));
     dp->bytes += n * sizeof(T);
+    dp->generation++;
     return HMD_OK;
 }
 
@@ -709,8 +755,8 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
         }
         dp->cap_local = rc ? 0 : (int)cap;
     }
-    if (!rc && !dp->virial) {
-        rc = device_array(dp, &dp->virial, 0, 9);
+    if (!rc && !dp->ev) {
+        rc = device_array(dp, &dp->ev, 0, 10);
     }
     return rc;
 }
@@ -801,13 +847,20 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
     }
     hmd_cuda_dp *dp = new hmd_cuda_dp();
     dp->host = m;
-    HMD_CUDA_CHECK(cudaStreamCreate(&dp->stream));
+    HMD_CUDA_CHECK(cudaStreamCreateWithFlags(&dp->stream, cudaStreamNonBlocking));
     if (cublasCreate(&dp->blas) != CUBLAS_STATUS_SUCCESS) {
         hmd_cuda_dp_destroy(dp);
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot create a handle");
     }
     cublasSetStream(dp->blas, dp->stream);
-    rc = upload_model(dp, m);
+    rc = cudaMalloc(&dp->blas_workspace, BLAS_WORKSPACE_BYTES) == cudaSuccess
+             ? HMD_OK
+             : hmd_error_set(HMD_ENOMEM, "GPU: no room for the cuBLAS workspace");
+    if (!rc) {
+        dp->bytes += BLAS_WORKSPACE_BYTES;
+        cublasSetWorkspace(dp->blas, dp->blas_workspace, BLAS_WORKSPACE_BYTES);
+        rc = upload_model(dp, m);
+    }
     if (rc) {
         hmd_cuda_dp_destroy(dp);
         return rc;
@@ -816,40 +869,82 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
     return HMD_OK;
 }
 
-extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall, const double *x,
-                                   const int *type, int type0, double rlist,
-                                   struct hmd_dp_output *out)
+int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int *type_home)
 {
-    (void)type0; /* DPA-1 only */
     const hmd_dp_model *m = dp->host;
-    const hmd_cuda_model &g = dp->model;
-    if (out->atom_virial) {
-        return hmd_error_set(HMD_ENOTSUP, "backend = cuda: atomic virials");
-    }
     int rc = reserve(dp, nlocal, nall);
     if (rc) {
         return rc;
     }
-    cudaStream_t st = dp->stream;
-    HMD_CUDA_CHECK(
-        cudaMemcpyAsync(dp->x, x, sizeof(double) * 3 * nall, cudaMemcpyHostToDevice, st));
-    HMD_CUDA_CHECK(cudaMemcpyAsync(dp->type, type, sizeof(int) * nall, cudaMemcpyHostToDevice, st));
-    double lo[3] = {x[0], x[1], x[2]}, hi[3] = {x[0], x[1], x[2]};
-    for (int i = 1; i < nall; i++) {
-        for (int d = 0; d < 3; d++) {
-            lo[d] = std::min(lo[d], x[3 * i + d]);
-            hi[d] = std::max(hi[d], x[3 * i + d]);
+    /* fitting, one net at a time over its atoms (dp_eval.c: net_of, no_gradient) */
+    std::vector<int> order;
+    order.reserve(nlocal);
+    dp->fit_start.assign(m->nfit + 1, 0);
+    for (int k = 0; k < m->nfit; k++) {
+        dp->fit_start[k] = (int)order.size();
+        for (int i = 0; i < nlocal; i++) {
+            const int t = type_home[i];
+            const int net = m->nfit == 1 ? 0 : t;
+            if (net == k && !m->fit_exclude[t] && !m->atom_exclude[t]) {
+                order.push_back(i);
+            }
         }
     }
-    rc = hmd_nbr_list_build_cuda(&dp->nl, nlocal, nall, dp->x, lo, hi, rlist, st, &dp->bytes);
-    if (rc) {
-        return rc;
+    dp->fit_start[m->nfit] = (int)order.size();
+    if (!order.empty()) {
+        HMD_CUDA_CHECK(cudaMemcpyAsync(dp->order, order.data(), sizeof(int) * order.size(),
+                                       cudaMemcpyHostToDevice, dp->stream));
+        HMD_CUDA_CHECK(cudaStreamSynchronize(dp->stream)); /* `order` goes out of scope */
     }
+    return HMD_OK;
+}
+
+struct hmd_cuda_dp_atoms hmd_cuda_dp_device_atoms(struct hmd_cuda_dp *dp)
+{
+    return hmd_cuda_dp_atoms{dp->x, dp->f, dp->ev, dp->type, dp->cap_all};
+}
+
+cudaStream_t hmd_cuda_dp_stream(const struct hmd_cuda_dp *dp)
+{
+    return dp->stream;
+}
+
+unsigned long hmd_cuda_dp_generation(const struct hmd_cuda_dp *dp)
+{
+    return dp->generation;
+}
+
+const double *hmd_cuda_dp_atom_energies(const struct hmd_cuda_dp *dp)
+{
+    return dp->atom_y;
+}
+
+int hmd_cuda_dp_build_list(struct hmd_cuda_dp *dp, int nlocal, int nall, const double lo[3],
+                           const double hi[3], double rlist)
+{
+    const size_t before = dp->bytes;
+    const int cap_before = dp->nl.cap;
+    int rc = hmd_nbr_list_build_cuda(&dp->nl, nlocal, nall, dp->x, lo, hi, rlist, dp->stream,
+                                     &dp->bytes);
+    if (dp->bytes != before || dp->nl.cap != cap_before) {
+        dp->generation++;
+    }
+    if (!rc) {
+        const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
+        HMD_CUDA_CHECK(cudaFuncSetAttribute(
+            format_neighbors, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fmt_bytes));
+    }
+    return rc;
+}
+
+int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount)
+{
+    const hmd_dp_model *m = dp->host;
+    const hmd_cuda_model &g = dp->model;
     const int T = HMD_CUDA_THREADS;
+    cudaStream_t st = dp->stream;
     const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
     const size_t desc_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes);
-    HMD_CUDA_CHECK(cudaFuncSetAttribute(
-        format_neighbors, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fmt_bytes));
     if (nlocal > 0) {
         format_neighbors<<<nlocal, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
                                                        dp->nl.count, dp->nl.cap, dp->slots);
@@ -858,37 +953,21 @@ extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall,
                                                           dp->T, dp->D);
         HMD_CUDA_LAUNCHED("descriptor_forward");
     }
-    /* fitting, one net at a time over its atoms (dp_eval.c: net_of, no_gradient) */
-    std::vector<int> order;
-    std::vector<int> start(m->nfit + 1, 0);
-    order.reserve(nlocal);
-    for (int k = 0; k < m->nfit; k++) {
-        start[k] = (int)order.size();
-        for (int i = 0; i < nlocal; i++) {
-            const int t = type[i];
-            const int net = m->nfit == 1 ? 0 : t;
-            if (net == k && !m->fit_exclude[t] && !m->atom_exclude[t]) {
-                order.push_back(i);
-            }
-        }
-    }
-    start[m->nfit] = (int)order.size();
-    const int nfit_rows = (int)order.size();
+    const int nfit_rows = dp->fit_start[m->nfit];
     const size_t MM = (size_t)g.M * g.M2;
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->dD, 0, sizeof(double) * nlocal * MM, st));
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->atom_y, 0, sizeof(double) * nlocal, st));
     if (nfit_rows > 0) {
-        HMD_CUDA_CHECK(cudaMemcpyAsync(dp->order, order.data(), sizeof(int) * nfit_rows,
-                                       cudaMemcpyHostToDevice, st));
         double *X = dp->fit_buf, *Y = X + (size_t)nfit_rows * dp->dim;
         double *work = Y + nfit_rows;
         gather_rows<<<blocks_for((size_t)nfit_rows * MM, 256), 256, 0, st>>>(
             nfit_rows, (int)MM, dp->order, dp->D, X, false);
         HMD_CUDA_LAUNCHED("gather_rows");
         for (int k = 0; k < m->nfit; k++) {
-            const int rows = start[k + 1] - start[k];
+            const int rows = dp->fit_start[k + 1] - dp->fit_start[k];
             if (rows > 0) {
-                rc = fitting(dp, k, rows, X + (size_t)start[k] * dp->dim, Y + start[k], work);
+                const size_t first = (size_t)dp->fit_start[k];
+                int rc = fitting(dp, k, rows, X + first * dp->dim, Y + first, work);
                 if (rc) {
                     return rc;
                 }
@@ -901,35 +980,55 @@ extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall,
                                                                         dp->atom_y, true);
         HMD_CUDA_LAUNCHED("gather_rows");
     }
-    HMD_CUDA_CHECK(cudaMemsetAsync(dp->f, 0, sizeof(double) * 3 * nall, st));
-    HMD_CUDA_CHECK(cudaMemsetAsync(dp->virial, 0, sizeof(double) * 9, st));
-    const int ncount = out->ncount > 0 ? out->ncount : nlocal;
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->f, 0, sizeof(double) * 3 * dp->cap_all, st));
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->ev, 0, sizeof(double) * 10, st));
     if (nlocal > 0) {
-        descriptor_backward<<<nlocal, T, desc_bytes, st>>>(
-            dp->d_model, ncount, dp->x, dp->type, dp->slots, dp->T, dp->dD, dp->f, dp->virial);
+        descriptor_backward<<<nlocal, T, desc_bytes, st>>>(dp->d_model, ncount, dp->x, dp->type,
+                                                           dp->slots, dp->T, dp->dD, dp->f, dp->ev);
         HMD_CUDA_LAUNCHED("descriptor_backward");
     }
-    std::vector<double> y(nlocal);
+    atomic_energies<<<1, 256, 0, st>>>(dp->d_model, nlocal, ncount, dp->type, dp->atom_y,
+                                       dp->ev + 9);
+    HMD_CUDA_LAUNCHED("atomic_energies");
+    return HMD_OK;
+}
+
+extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall, const double *x,
+                                   const int *type, int type0, double rlist,
+                                   struct hmd_dp_output *out)
+{
+    (void)type0; /* DPA-1 only */
+    if (out->atom_virial) {
+        return hmd_error_set(HMD_ENOTSUP, "backend = cuda: atomic virials");
+    }
+    int rc = hmd_cuda_dp_prepare(dp, nlocal, nall, type);
+    if (rc) {
+        return rc;
+    }
+    cudaStream_t st = dp->stream;
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(dp->x, x, sizeof(double) * 3 * nall, cudaMemcpyHostToDevice, st));
+    HMD_CUDA_CHECK(cudaMemcpyAsync(dp->type, type, sizeof(int) * nall, cudaMemcpyHostToDevice, st));
+    double lo[3], hi[3];
+    hmd_cuda_bounds(nall, x, lo, hi);
+    rc = hmd_cuda_dp_build_list(dp, nlocal, nall, lo, hi, rlist);
+    if (!rc) {
+        rc = hmd_cuda_dp_evaluate(dp, nlocal, out->ncount > 0 ? out->ncount : nlocal);
+    }
+    if (rc) {
+        return rc;
+    }
+    double ev[10];
     HMD_CUDA_CHECK(
         cudaMemcpyAsync(out->force, dp->f, sizeof(double) * 3 * nall, cudaMemcpyDeviceToHost, st));
-    HMD_CUDA_CHECK(
-        cudaMemcpyAsync(out->virial, dp->virial, sizeof(double) * 9, cudaMemcpyDeviceToHost, st));
-    HMD_CUDA_CHECK(
-        cudaMemcpyAsync(y.data(), dp->atom_y, sizeof(double) * nlocal, cudaMemcpyDeviceToHost, st));
+    HMD_CUDA_CHECK(cudaMemcpyAsync(ev, dp->ev, sizeof ev, cudaMemcpyDeviceToHost, st));
+    if (out->atom_energy) {
+        HMD_CUDA_CHECK(cudaMemcpyAsync(out->atom_energy, dp->atom_y, sizeof(double) * nlocal,
+                                       cudaMemcpyDeviceToHost, st));
+    }
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
-    out->energy = 0.0;
-    for (int i = 0; i < ncount; i++) {
-        const int t = type[i];
-        double e = m->fit_exclude[t] ? 0.0 : y[i] + m->bias_atom_e[t];
-        e = m->atom_exclude[t] ? 0.0 : e + m->out_bias[t];
-        out->energy += e;
-        if (out->atom_energy) {
-            out->atom_energy[i] = e;
-        }
-    }
-    for (int i = ncount; i < nlocal && out->atom_energy; i++) {
-        out->atom_energy[i] = 0.0;
-    }
+    memcpy(out->virial, ev, sizeof out->virial);
+    out->energy = ev[9];
     return HMD_OK;
 }
 
@@ -947,8 +1046,8 @@ extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
     for (void *p : dp->owned) {
         cudaFree(p);
     }
-    void *arrays[] = {dp->x,      dp->f,       dp->T,    dp->D,     dp->dD,   dp->virial,
-                      dp->atom_y, dp->fit_buf, dp->type, dp->slots, dp->order};
+    void *arrays[] = {dp->x,      dp->f,       dp->T,    dp->D,     dp->dD,    dp->ev,
+                      dp->atom_y, dp->fit_buf, dp->type, dp->slots, dp->order, dp->blas_workspace};
     for (void *p : arrays) {
         cudaFree(p);
     }

@@ -1,5 +1,6 @@
 #include "dd/halo_plan.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,4 +80,25 @@ void hmd_halo_plan_free(struct hmd_halo_plan *plan)
     free(plan->sendbuf);
     free(plan->recvbuf);
     memset(plan, 0, sizeof *plan);
+}
+
+int hmd_halo_plan_self_images(const struct hmd_halo_plan *plan, int nlocal, int self, int *src,
+                              double *shift)
+{
+    for (int s = 0; s < plan->nswap; s++) {
+        const struct hmd_halo_swap *sw = &plan->swap[s];
+        if (sw->to != self || sw->from != self || sw->nsend != sw->nrecv) {
+            return hmd_error_set(HMD_ENOTSUP, "the halo exchanges with another rank");
+        }
+        const int *send = plan->send_list + sw->send_offset;
+        for (int n = 0; n < sw->nsend; n++) {
+            const int k = send[n], g = sw->recv_offset + n - nlocal;
+            const bool ghost = k >= nlocal; /* an image of an image: compose */
+            src[g] = ghost ? src[k - nlocal] : k;
+            for (int d = 0; d < 3; d++) {
+                shift[3 * g + d] = (ghost ? shift[3 * (k - nlocal) + d] : 0.0) + sw->shift[d];
+            }
+        }
+    }
+    return HMD_OK;
 }

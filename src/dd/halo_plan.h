@@ -47,6 +47,13 @@ int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pul
 /* Appends atom k to the send list of the last swap. HMD_ENOMEM on failure. */
 int hmd_halo_plan_add_send(struct hmd_halo_plan *plan, int k);
 
+/* For a plan whose swaps all stay on rank `self` (one rank: periodic images), the home atom
+ * each ghost is an image of and the lattice shift from it (staged swaps composed), so a GPU
+ * can make every ghost in one pass: x[nlocal + g] = x[src[g]] + shift[g]. src [nghost] and
+ * shift [nghost][3] are the caller's. HMD_ENOTSUP when a swap exchanges with another rank. */
+int hmd_halo_plan_self_images(const struct hmd_halo_plan *plan, int nlocal, int self, int *src,
+                              double *shift);
+
 /* Forgets the swaps, keeping capacity. */
 void hmd_halo_plan_clear(struct hmd_halo_plan *plan);
 

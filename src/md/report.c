@@ -79,6 +79,12 @@ void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_t
     }
     fprintf(out, "Atoms per rank: home avg %.0f max %.0f, ghosts avg %.0f max %.0f\n",
             perf->home_avg, perf->home_max, perf->ghost_avg, perf->ghost_max);
+    if (perf->device_bytes > 0) {
+        fprintf(out,
+                "GPU memory %.1f MiB, %.0f bytes per atom (the whole step on the GPU: "
+                "Force covers integration, halo and the Deep Potential)\n",
+                perf->device_bytes / 1048576.0, perf->device_bytes / perf->natoms);
+    }
     fprintf(out, "\n%-16s %12s %12s %12s %10s %8s\n", "Section", "min (s)", "avg (s)", "max (s)",
             "calls", "%total");
     fprintf(out, "--------------------------------------------------------------------------\n");
@@ -205,6 +211,10 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
         return hmd_error_set(HMD_ESOFTWARE, "cannot build the run record %s", path);
     }
     json_object_set_new(root, "decomposition", dd);
+    json_object_set_new(root, "backend",
+                        json_pack("{s:s, s:f, s:f}", "name", perf->backend ? perf->backend : "",
+                                  "device_bytes", perf->device_bytes, "device_bytes_per_atom",
+                                  perf->natoms > 0 ? perf->device_bytes / perf->natoms : 0.0));
     FILE *fp;
     int rc = hmd_output_open(path, &fp, note, sizeof note);
     if (!rc) {

@@ -52,6 +52,8 @@ struct hmd_perf {
     double imbalance_lost;       /* seconds lost waiting for the slowest rank (force time) */
     double home_avg, home_max;   /* home atoms per rank at the end */
     double ghost_avg, ghost_max; /* ghost atoms per rank at the end */
+    const char *backend;         /* as the log names it */
+    double device_bytes;         /* GPU memory the run holds (bytes; 0 on the CPU backend) */
 };
 
 void hmd_thermo_avg_add(struct hmd_thermo_avg *avg, const struct hmd_thermo *t);

@@ -38,6 +38,8 @@
 #include "nnp/compress.h"
 #include "md/integrate.h"
 #include "md/report.h"
+#include "md/resident.h"
+#include "cuda/cuda_api.h"
 #include "md/system.h"
 #include "md/thermostat.h"
 
@@ -52,6 +54,8 @@ struct md {
     int nframes;
     struct hmd_system sys; /* this rank's atoms and subdomain, the cell */
     struct hmd_forces fs;
+    struct hmd_resident gpu; /* backend = cuda: the step on the GPU (gpu.dev), else empty */
+    double next_disp;        /* ... displacement the next step will have (nstlist = 0) */
     struct hmd_thermostat th;
     double ndof;            /* degrees of freedom of the kinetic energy */
     double thermostat_work; /* kinetic energy added by the thermostat so far (eV) */
@@ -409,6 +413,20 @@ static void integrate_first_half(struct md *md)
 /* Whether this step rebuilds the neighbour list: every nstlist steps when nstlist is set,
  * else when an atom has moved more than half the buffer. With nstlist set, an atom that moved
  * that far before its rebuild would have missed neighbours: the run stops. Collective. */
+static int moved_too_far(const struct md *md, int64_t id, double moved)
+{
+    char who[64] = "an atom";
+    if (id >= 0) {
+        snprintf(who, sizeof who, "atom %" PRId64 " (1-based in the input)", id + 1);
+    }
+    return hmd_error_set(HMD_ESOFTWARE,
+                         "step %" PRId64 ": %s moved %.4g Å since the last neighbour-list "
+                         "update, more than half the Verlet buffer (%.4g Å), so forces missed "
+                         "neighbours; increase verlet-buffer, decrease nstlist, or set nstlist = "
+                         "0 to update when needed",
+                         md->step, who, moved, 0.5 * md->p.verlet_buffer);
+}
+
 static int neighbor_list_step(struct md *md, bool *rebuild)
 {
     int64_t id;
@@ -416,13 +434,7 @@ static int neighbor_list_step(struct md *md, bool *rebuild)
     const double half = 0.5 * md->p.verlet_buffer;
     if (md->p.nstlist > 0) {
         if (moved > half) {
-            return hmd_error_set(HMD_ESOFTWARE,
-                                 "step %" PRId64 ": atom %" PRId64 " (1-based in the input) moved "
-                                 "%.4g Å since the last neighbour-list update, more than half "
-                                 "the Verlet buffer (%.4g Å), so forces missed neighbours; "
-                                 "increase verlet-buffer, decrease nstlist, or set nstlist = 0 "
-                                 "to update when needed",
-                                 md->step, id + 1, moved, half);
+            return moved_too_far(md, id, moved);
         }
         *rebuild = md->step % md->p.nstlist == 0;
         return HMD_OK;
@@ -515,7 +527,8 @@ static int compute_forces(struct md *md)
 static void check_tables(struct md *md)
 {
     const int freq = md->p.compress_check_frequency;
-    if (freq <= 0 || md->step % freq != 0 || !md->model.compression.on || md->fs.replicated) {
+    if (freq <= 0 || md->step % freq != 0 || !md->model.compression.on || md->fs.replicated ||
+        md->fs.cuda) {
         return;
     }
     long counts[2] = {0, 0};
@@ -598,11 +611,35 @@ static void report_progress(struct md *md, bool last)
     fflush(stderr);
 }
 
+/* backend = cuda: what this output step writes, copied from the device. */
+static int fetch_outputs(struct md *md, bool energy, bool frame)
+{
+    if (!md->gpu.dev || (!energy && !frame)) {
+        return HMD_OK;
+    }
+    hmd_timer_start(&md->timers, HMD_TIMER_OUTPUT);
+    int rc = hmd_resident_fetch(&md->gpu, &md->fs, &md->sys.atoms, frame, true, frame,
+                                &md->thermostat_work);
+    hmd_timer_stop(&md->timers, HMD_TIMER_OUTPUT);
+    if (!rc && !isfinite(md->fs.energy)) {
+        rc = hmd_error_set(HMD_ESOFTWARE,
+                           "step %" PRId64 ": the potential energy is %g: the system blew up "
+                           "(try a smaller dt, check the model and the structure)",
+                           md->step, md->fs.energy);
+    }
+    return rc;
+}
+
 static int write_outputs(struct md *md)
 {
     const bool last = md->step == md->p.nsteps;
     const bool energy = every(md->step, md->p.nstenergy) || every(md->step, md->p.nstlog) || last;
-    int rc = HMD_OK;
+    const bool frame = every(md->step, md->p.nstxout) || every(md->step, md->p.nstvout) ||
+                       every(md->step, md->p.nstfout);
+    int rc = fetch_outputs(md, energy, frame);
+    if (rc) {
+        return rc;
+    }
     if (energy) {
         compute_thermo(md);
         hmd_thermo_avg_add(&md->avg, &md->last);
@@ -618,8 +655,7 @@ static int write_outputs(struct md *md)
         rc = hmd_energy_csv_write(md->csv, &row);
     }
     rc = hmd_comm_agree(rc);
-    if (!rc && (every(md->step, md->p.nstxout) || every(md->step, md->p.nstvout) ||
-                every(md->step, md->p.nstfout))) {
+    if (!rc && frame) {
         rc = write_frame(md);
     }
     hmd_timer_stop(&md->timers, HMD_TIMER_OUTPUT);
@@ -654,9 +690,58 @@ static int md_step(struct md *md)
     return rc;
 }
 
+/* backend = cuda: the step on the device; the host joins at neighbour-list steps (decided by
+ * nstlist, or by the displacement the device predicted for this step) and output steps. */
+static int md_step_gpu(struct md *md)
+{
+    const double half = 0.5 * md->p.verlet_buffer;
+    const bool rebuild = md->p.nstlist > 0 ? md->step % md->p.nstlist == 0 : md->next_disp > half;
+    int rc;
+    if (rebuild) {
+        hmd_timer_start(&md->timers, HMD_TIMER_NEIGHBOR);
+        double moved = 0.0;
+        rc = hmd_resident_begin_list_step(&md->gpu, &md->sys.atoms, &moved);
+        if (!rc && md->p.nstlist > 0 && moved > half) {
+            rc = moved_too_far(md, -1, moved);
+        }
+        if (!rc) {
+            rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+        }
+        if (!rc) {
+            rc = hmd_resident_finish_list_step(&md->gpu, &md->fs, &md->sys.atoms);
+        }
+        hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
+    } else {
+        hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
+        rc = hmd_resident_step(&md->gpu, false, NULL);
+        hmd_timer_stop(&md->timers, HMD_TIMER_FORCE);
+    }
+    if (!rc && md->p.nstlist == 0) {
+        hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
+        rc = hmd_cuda_md_next_displacement(md->gpu.dev, &md->next_disp);
+        hmd_timer_stop(&md->timers, HMD_TIMER_FORCE);
+    }
+    return rc ? rc : write_outputs(md);
+}
+
+/* backend = cuda: the forces of step 0 on the device, which keeps the atoms from now on. */
+static int start_gpu(struct md *md)
+{
+    int rc = hmd_resident_start(&md->gpu, &md->fs, &md->sys.atoms, &md->th, &md->p);
+    if (!rc) {
+        rc = hmd_cuda_md_next_displacement(md->gpu.dev, &md->next_disp);
+    }
+    if (!rc && md->log) {
+        const double bytes = (double)hmd_resident_device_bytes(&md->gpu);
+        fprintf(md->log, "GPU memory after step 0: %.1f MiB, %.0f bytes per atom\n\n",
+                bytes / 1048576.0, bytes / md->sys.natoms);
+    }
+    return rc;
+}
+
 static int run_loop(struct md *md)
 {
-    int rc = compute_forces(md);
+    int rc = md->fs.cuda ? start_gpu(md) : compute_forces(md);
     if (rc) {
         return rc;
     }
@@ -670,7 +755,7 @@ static int run_loop(struct md *md)
     md->t_start = md->t_last_progress = hmd_wtime();
     while (!rc && (md->p.nsteps < 0 || md->step < md->p.nsteps)) {
         md->step++;
-        rc = md_step(md);
+        rc = md->gpu.dev ? md_step_gpu(md) : md_step(md);
     }
     return rc;
 }
@@ -713,6 +798,8 @@ static void finish(struct md *md, double wall)
         .home_max = counts_max[0],
         .ghost_avg = counts_sum[1] / md->sys.dd.nranks,
         .ghost_max = counts_max[1],
+        .backend = md->backend,
+        .device_bytes = (double)hmd_resident_device_bytes(&md->gpu),
     };
     for (int p = 0; p < HMD_TIMER_NPHASES; p++) {
         perf.phase_min[p] = -mn[p];
@@ -752,6 +839,9 @@ int hmd_run(const struct hmd_run_options *opt)
     if (!rc) {
         rc = run_loop(md);
         double wall = hmd_wtime() - md->t_start; /* from after the step-0 forces */
+        if (!rc && md->gpu.dev && md->last_frame_step != md->step) {
+            rc = fetch_outputs(md, true, true);
+        }
         if (!rc) {
             rc = write_final(md);
         }
@@ -762,6 +852,7 @@ int hmd_run(const struct hmd_run_options *opt)
         }
     }
     close_outputs(md);
+    hmd_resident_free(&md->gpu);
     hmd_forces_free(&md->fs);
     hmd_system_free(&md->sys);
     hmd_frames_free(md->frames, md->nframes);

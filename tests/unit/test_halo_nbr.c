@@ -118,6 +118,20 @@ static void check_cell(const double h[3][3], const bool pbc[3], int n, double rc
         v[k] = 1.0;
     }
     hmd_halo_reverse(&plan, v, 1);
+    /* the flat image map (what the GPU replays) makes the same ghosts as the staged swaps */
+    const int ng = a.nghost;
+    int *src = malloc(sizeof(int) * (ng ? ng : 1));
+    double *shift = malloc(sizeof(double) * 3 * (ng ? ng : 1));
+    assert_int_equal(hmd_halo_plan_self_images(&plan, a.nlocal, 0, src, shift), HMD_OK);
+    for (int g = 0; g < ng; g++) {
+        assert_int_equal(a.id[src[g]], a.id[a.nlocal + g]);
+        for (int k = 0; k < 3; k++) {
+            const double image = a.x[3 * src[g] + k] + shift[3 * g + k];
+            assert_true(fabs(image - a.x[3 * (a.nlocal + g) + k]) < 1e-12);
+        }
+    }
+    free(src);
+    free(shift);
     double total = 0;
     for (int i = 0; i < a.nlocal; i++) {
         total += v[i];

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Kernel time per step on a GPU node with ncu (clocks left alone): a few MD steps of the
+# 12,288-atom water box with the network model and the compressed one, summed per kernel.
+# Needs build-gpu (node_build.sh). Usage: bash bench/gpu_single/node_profile.sh [steps]
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT" /tmp/hp
+export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+H=$PWD/build-gpu/halomd W=$PWD/examples/water
+steps=${1:-3}
+for c in "double" "compressed model-compress=yes"; do
+  set -- $c
+  extra=""; [ $# -ge 2 ] && extra="-set $2"
+  (cd /tmp/hp && ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+    $H run -backend cuda -m $W/water.dp -c $W/water_12288.gro -nsteps $steps -deffnm p$1 \
+    -set nstlist=10 -set nstenergy=0 -set nstlog=0 $extra > "$OUT/ncu_$1.csv" 2> "$OUT/ncu_$1.err")
+  python3 - "$OUT/ncu_$1.csv" "$1" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head = rows[0]; k = head.index("Kernel Name"); v = head.index("Metric Value")
+tot = collections.defaultdict(float); n = collections.Counter()
+for r in rows[1:]:
+    name = r[k].split("(")[0][:40]; tot[name] += float(r[v].replace(",", "")) / 1e3; n[name] += 1
+s = sum(tot.values())
+print(f"--- {sys.argv[2]}: {s/1e3:.2f} ms of kernels in all")
+for name, t in sorted(tot.items(), key=lambda x: -x[1])[:12]:
+    print(f"{name:42s} {t/1e3:9.3f} ms {n[name]:5d} calls {100*t/s:5.1f}%")
+PY
+done

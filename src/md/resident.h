@@ -1,0 +1,52 @@
+/* The MD step of a one-rank run kept on the GPU (backend = cuda; cuda/cuda_api.h
+ * hmd_cuda_md): the glue between the host's atoms, halo plan and parameters and the device.
+ * The host arrays (struct hmd_atoms) are current only after hmd_resident_fetch, and their
+ * positions after hmd_resident_begin_list_step. */
+#ifndef HMD_MD_RESIDENT_H
+#define HMD_MD_RESIDENT_H
+
+#include <stdbool.h>
+
+#include "core/atoms.h"
+#include "core/params.h"
+#include "md/forces.h"
+#include "md/thermostat.h"
+
+struct hmd_resident {
+    struct hmd_cuda_md *dev; /* NULL: the step runs on the host */
+    int *ghost_src;          /* [cap_ghost] home atom each ghost is an image of */
+    double *ghost_shift;     /* [cap_ghost][3] its lattice shift (Å) */
+    int cap_ghost;
+};
+
+/* Starts the device step for the atoms of `atoms` (after the first hmd_forces_rebuild, one
+ * rank, fs on the cuda backend) and computes the forces of step 0 on the device: fs->energy
+ * and fs->virial are set. Returns HMD_OK, HMD_ENOMEM or the device's error. */
+int hmd_resident_start(struct hmd_resident *r, struct hmd_forces *fs, struct hmd_atoms *atoms,
+                       const struct hmd_thermostat *th, const struct hmd_params *p);
+
+/* First part of a neighbour-list step: the step's first half on the device, then its home
+ * positions into atoms->x; *moved is the largest displacement since the last list (Å). */
+int hmd_resident_begin_list_step(struct hmd_resident *r, struct hmd_atoms *atoms, double *moved);
+
+/* Second part, after hmd_forces_rebuild made the ghosts: uploads them, builds the list,
+ * computes forces and finishes the step on the device. */
+int hmd_resident_finish_list_step(struct hmd_resident *r, struct hmd_forces *fs,
+                                  struct hmd_atoms *atoms);
+
+/* A step that keeps the list (one CUDA graph), and then, when `predict`, the displacement the
+ * next step will have (Å) through *next (a synchronisation). */
+int hmd_resident_step(struct hmd_resident *r, bool predict, double *next);
+
+/* Copies what an output step needs to the host: always the energy and virial (into fs) and
+ * the thermostat's total work; positions, velocities and forces of the home atoms when asked. */
+int hmd_resident_fetch(struct hmd_resident *r, struct hmd_forces *fs, struct hmd_atoms *atoms,
+                       bool x, bool v, bool f, double *thermostat_work);
+
+/* Device memory of the run (bytes). */
+size_t hmd_resident_device_bytes(const struct hmd_resident *r);
+
+/* Frees what r owns and zeroes it. */
+void hmd_resident_free(struct hmd_resident *r);
+
+#endif /* HMD_MD_RESIDENT_H */
