@@ -66,7 +66,7 @@ static void print_version(void)
 {
     printf("halomd %s (commit %s)\nbuild: %s, %s\noptions: %s\nbackends: %s\n", HMD_VERSION,
            HMD_GIT_COMMIT, HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES,
-           HMD_HAVE_CUDA ? "cpu, cuda (se_e2_a)" : "cpu");
+           HMD_HAVE_CUDA ? "cpu, cuda (se_e2_a, DPA-1)" : "cpu");
 }
 
 static int parse(int argc, char **argv, struct cli *cli)

@@ -4,7 +4,8 @@
  * virial on the GPU (src/cuda/dp_eval.cu), the twin of hmd_dp_compute_cpu (nnp/dp_eval.h).
  * hmd_cuda_dp_compute moves the atoms to the device and the results back (single points); the
  * GPU builds its own neighbour list (cell list, src/cuda/nbr_list.cu) from the home atoms and
- * the ghosts the host halo made. Supported: se_e2_a, networks or compressed tables, in double.
+ * the ghosts the host halo made. Supported: se_e2_a (networks or compressed tables) and DPA-1
+ * (src/cuda/dpa1_eval.cu), in double.
  * Other models are refused (HMD_ENOTSUP) when the context is made.
  *
  * hmd_cuda_md: the MD step of a one-rank run resident on the device (src/cuda/md_step.cu).
@@ -46,6 +47,7 @@ struct hmd_cuda_md_config {
     double ndof;   /* degrees of freedom of the kinetic energy */
     uint64_t seed; /* thermostat noise */
     int nstcomm;   /* remove the centre-of-mass velocity every nstcomm steps; 0: never */
+    int type0;     /* model type of the system's atom 0 (DPA-1's empty neighbour slots) */
 };
 
 /* Energies of the last force computation and the thermostat's total work (eV). */

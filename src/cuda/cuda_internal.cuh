@@ -122,8 +122,10 @@ struct hmd_cuda_dp_atoms {
 
 /* Makes room for nlocal home atoms and nall atoms in all, keeping nothing of the previous
  * contents, and groups the home atoms by fitting net from their types type_home [nlocal]
- * (host). Call at neighbour-list steps only: it may allocate and copies to the device. */
-int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int *type_home);
+ * (host); type0 is the type of the system's atom 0 (DPA-1's empty slots). Call at
+ * neighbour-list steps only: it may allocate and copies to the device. */
+int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int *type_home,
+                        int type0);
 
 struct hmd_cuda_dp_atoms hmd_cuda_dp_device_atoms(struct hmd_cuda_dp *dp);
 

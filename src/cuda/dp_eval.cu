@@ -6,6 +6,7 @@
 #include "cuda/cuda_internal.cuh"
 
 #include "cuda/cuda_api.h"
+#include "cuda/dpa1_eval.cuh"
 
 #include <cublas_v2.h>
 
@@ -63,8 +64,70 @@ __device__ int slot_row(const hmd_cuda_model &m, int i, int ti, int tau, int j, 
     return 1;
 }
 
-/* Embedding of `rows` (<= NB) inputs s through net k: y[rows][M] and, with dy, dy/ds; block-wide,
- * results in shared memory (y, dy point into buf). buf holds 4 NB max_width doubles. */
+/* One dense layer of an embedding net over `rows` (<= NB) rows, block-wide: vin [rows][n_in]
+ * (and with GRAD, tin = d vin / ds, NULL meaning 1) to va [rows][n_out] (and ta). Each thread
+ * owns one output column for a group of rows, so every weight it loads serves all of them. */
+template <bool GRAD>
+__device__ void embed_layer(const hmd_cuda_layer &L, int rows, int n_in, const double *vin,
+                            const double *tin, double *va, double *ta)
+{
+    const int n = L.n_out;
+    const int groups = max(1, min(NB, (int)blockDim.x / n));
+    const int per = (rows + groups - 1) / groups;
+    for (int e = threadIdx.x; e < n * groups; e += blockDim.x) {
+        const int o = e % n, r0 = (e / n) * per, nr = min(per, rows - r0);
+        double z[NB], dz[NB];
+        const double b = L.b ? L.b[o] : 0.0;
+#pragma unroll
+        for (int r = 0; r < NB; r++) {
+            z[r] = b;
+            dz[r] = 0.0;
+        }
+        for (int q = 0; q < n_in; q++) {
+            const double w = L.w[(size_t)q * n + o];
+#pragma unroll
+            for (int r = 0; r < NB; r++) {
+                if (r < nr) {
+                    z[r] += vin[(size_t)(r0 + r) * n_in + q] * w;
+                    if (GRAD) {
+                        dz[r] += (tin ? tin[(size_t)(r0 + r) * n_in + q] : 1.0) * w;
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < NB; r++) { /* unrolled, so z and dz stay in registers */
+            if (r >= nr) {
+                break;
+            }
+            const size_t row = (size_t)(r0 + r);
+            double a = hmd_act(L.act, &L.silut, z[r]), da = 0.0;
+            if (GRAD) {
+                da = hmd_act_grad(L.act, &L.silut, hmd_act_keeps_output(L.act) ? a : z[r]) * dz[r];
+            }
+            if (L.idt) {
+                a *= L.idt[o];
+                da *= L.idt[o];
+            }
+            if (L.resnet != HMD_RESNET_NONE) {
+                const int oi = L.resnet == HMD_RESNET_SAME ? o : o % n_in;
+                a += vin[row * n_in + oi];
+                if (GRAD) {
+                    da += tin ? tin[row * n_in + oi] : 1.0;
+                }
+            }
+            va[row * n + o] = a;
+            if (GRAD) {
+                ta[row * n + o] = da;
+            }
+        }
+    }
+}
+
+/* Embedding of `rows` (<= NB) inputs s through net k: y[rows][M] and, with GRAD, dy/ds;
+ * block-wide, results in shared memory (y, dy point into buf). buf holds 4 NB max_width
+ * doubles. */
+template <bool GRAD>
 __device__ void embed(const hmd_cuda_model &m, int k, int rows, const double *s, double *buf,
                       const double **y, const double **dy)
 {
@@ -73,10 +136,17 @@ __device__ void embed(const hmd_cuda_model &m, int k, int rows, const double *s,
     if (m.compressed) {
         const hmd_emb_table &t = m.table[k];
         const int M = m.M;
+        double *xr_of = vb, *delta_of = vb + NB;
+        int *interval_of = (int *)(vb + 2 * NB);
+        if (threadIdx.x < rows) { /* one interval search per input */
+            const int r = threadIdx.x;
+            interval_of[r] = hmd_emb_table_locate(&t, s[r], &xr_of[r], &delta_of[r]);
+        }
+        __syncthreads();
         for (int e = threadIdx.x; e < rows * M; e += blockDim.x) {
             const int r = e / M, o = e % M;
-            double xr, delta;
-            const int i = hmd_emb_table_locate(&t, s[r], &xr, &delta);
+            const double xr = xr_of[r], delta = delta_of[r];
+            const int i = interval_of[r];
             const double *a0 = t.coef + (size_t)i * 6 * M;
             const double *a1 = a0 + M, *a2 = a1 + M, *a3 = a2 + M, *a4 = a3 + M, *a5 = a4 + M;
             const double p =
@@ -84,48 +154,24 @@ __device__ void embed(const hmd_cuda_model &m, int k, int rows, const double *s,
             const double dp =
                 a1[o] + (2 * a2[o] + (3 * a3[o] + (4 * a4[o] + 5 * a5[o] * xr) * xr) * xr) * xr;
             va[e] = p + dp * delta;
-            ta[e] = dp;
+            if (GRAD) {
+                ta[e] = dp;
+            }
         }
         __syncthreads();
         *y = va;
-        if (dy) {
-            *dy = ta;
-        }
+        *dy = ta;
         return;
     }
     const hmd_cuda_net &net = m.emb[k];
     const double *vin = s, *tin = NULL;
     int n_in = 1;
     for (int l = 0; l < net.nlayers; l++) {
-        const hmd_cuda_layer &L = net.L[l];
-        const int n = L.n_out;
-        for (int e = threadIdx.x; e < rows * n; e += blockDim.x) {
-            const int r = e / n, o = e % n;
-            const double *xin = vin + (size_t)r * n_in, *dxin = tin ? tin + (size_t)r * n_in : NULL;
-            double z = L.b ? L.b[o] : 0.0, dz = 0.0;
-            for (int q = 0; q < n_in; q++) {
-                const double w = L.w[(size_t)q * n + o];
-                z += xin[q] * w;
-                dz += (dxin ? dxin[q] : 1.0) * w;
-            }
-            double a = hmd_act(L.act, &L.silut, z);
-            double da = hmd_act_grad(L.act, &L.silut, hmd_act_keeps_output(L.act) ? a : z) * dz;
-            if (L.idt) {
-                a *= L.idt[o];
-                da *= L.idt[o];
-            }
-            if (L.resnet != HMD_RESNET_NONE) {
-                const int oi = L.resnet == HMD_RESNET_SAME ? o : o % n_in;
-                a += xin[oi];
-                da += dxin ? dxin[oi] : 1.0;
-            }
-            va[e] = a;
-            ta[e] = da;
-        }
+        embed_layer<GRAD>(net.L[l], rows, n_in, vin, tin, va, ta);
         __syncthreads();
         vin = va;
         tin = ta;
-        n_in = n;
+        n_in = net.L[l].n_out;
         double *sw = va;
         va = vb;
         vb = sw;
@@ -134,9 +180,7 @@ __device__ void embed(const hmd_cuda_model &m, int k, int rows, const double *s,
         tb = sw;
     }
     *y = vin;
-    if (dy) {
-        *dy = tin;
-    }
+    *dy = tin;
 }
 
 /* Shared-memory layout of the descriptor kernels (doubles first, then ints). */
@@ -147,18 +191,20 @@ struct smem {
     double *gamma; /* [4][M] */
     double *vir;   /* [9] */
     double *buf;   /* [4 NB max_width] embedding */
+    double *jac;   /* [nnei][4][3] dR/dd of every slot (the backward pass) */
     int *live;     /* [nnei] live slots of each block, back to back from the block start */
     int *nlive;    /* [ntypes] */
     int *filled;   /* [ntypes] occupied slots of each block */
 };
 
-__host__ __device__ size_t smem_bytes(int nnei, int M, int max_width, int ntypes)
+__host__ __device__ size_t smem_bytes(int nnei, int M, int max_width, int ntypes, bool jac)
 {
-    const size_t doubles = (size_t)nnei * 4 + NB + (size_t)M * 8 + 9 + 4 * (size_t)NB * max_width;
+    const size_t doubles =
+        (size_t)nnei * (jac ? 16 : 4) + NB + (size_t)M * 8 + 9 + 4 * (size_t)NB * max_width;
     return doubles * sizeof(double) + sizeof(int) * ((size_t)nnei + 2 * ntypes);
 }
 
-__device__ smem carve(const hmd_cuda_model &m, double *base)
+__device__ smem carve(const hmd_cuda_model &m, double *base, bool jac)
 {
     smem s;
     s.R = base;
@@ -167,19 +213,25 @@ __device__ smem carve(const hmd_cuda_model &m, double *base)
     s.gamma = s.T + (size_t)m.M * 4;
     s.vir = s.gamma + (size_t)m.M * 4;
     s.buf = s.vir + 9;
-    s.live = (int *)(s.buf + 4 * (size_t)NB * m.max_width);
+    s.jac = s.buf + 4 * (size_t)NB * m.max_width;
+    s.live = (int *)(s.jac + (jac ? (size_t)m.nnei * 12 : 0));
     s.nlive = s.live + m.nnei;
     s.filled = s.nlive + m.ntypes;
     return s;
 }
 
-/* R of every slot of centre i, and the live slots of each type block (in slot order). */
+/* R of every slot of centre i (with `jac`, dR/dd too), and the live slots of each type block
+ * (in slot order). */
 __device__ void rows_of_centre(const hmd_cuda_model &m, int i, int ti, const int *slots,
-                               const double *x, smem &s)
+                               const double *x, smem &s, bool jac)
 {
     for (int j = threadIdx.x; j < m.nnei; j += blockDim.x) {
         const int tau = block_of_slot(m, j);
-        slot_row(m, i, ti, tau, j, slots[j], x, s.R + 4 * j, NULL);
+        double J[4][3];
+        slot_row(m, i, ti, tau, j, slots[j], x, s.R + 4 * j, jac ? J : NULL);
+        for (int e = 0; e < 12 && jac; e++) {
+            s.jac[12 * j + e] = J[e / 3][e % 3];
+        }
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -204,17 +256,19 @@ __device__ void rows_of_centre(const hmd_cuda_model &m, int i, int ti, const int
 /* ---- kernels --------------------------------------------------------------------------------- */
 
 /* DeePMD-kit's selection (dp_eval.c format_neighbors): within rcut, not pair-excluded, the
- * nearest nnei by (distance, index), then the nearest sel[t] of each type. */
+ * nearest nnei by (distance, index), then the nearest sel[t] of each type. Block b works on
+ * centre idx[b] and writes row b of slots (as do the descriptor kernels). */
 __global__ void format_neighbors(const hmd_cuda_model *mp, const double *x, const int *type,
-                                 const int *nl_index, const int *nl_count, int cap, int *slots)
+                                 const int *nl_index, const int *nl_count, int cap, const int *idx,
+                                 int *slots)
 {
     const hmd_cuda_model &m = *mp;
     extern __shared__ double sh[];
     double *r2 = sh;
     int *jj = (int *)(r2 + cap), *n_in = jj + cap;
-    const int i = blockIdx.x, ti = type[i], nnei = m.nnei;
+    const int i = idx[blockIdx.x], ti = type[i], nnei = m.nnei;
     const double rc2 = m.rcut * m.rcut;
-    int *out = slots + (size_t)i * nnei;
+    int *out = slots + (size_t)blockIdx.x * nnei;
     if (threadIdx.x == 0) {
         *n_in = 0;
     }
@@ -256,14 +310,15 @@ __global__ void format_neighbors(const hmd_cuda_model *mp, const double *x, cons
 
 /* T (M x 4) and D (M x M2) of every centre (se_e2_a.c hmd_se_e2_a_forward). */
 __global__ void descriptor_forward(const hmd_cuda_model *mp, const double *x, const int *type,
-                                   const int *slots_all, double *T_out, double *D_out)
+                                   const int *idx, const int *slots_all, double *T_out,
+                                   double *D_out)
 {
     const hmd_cuda_model &m = *mp;
     extern __shared__ double sh[];
-    smem s = carve(m, sh);
-    const int i = blockIdx.x, ti = type[i], M = m.M;
-    const int *slots = slots_all + (size_t)i * m.nnei;
-    rows_of_centre(m, i, ti, slots, x, s);
+    smem s = carve(m, sh, false);
+    const int row = blockIdx.x, i = idx[row], ti = type[i], M = m.M;
+    const int *slots = slots_all + (size_t)row * m.nnei;
+    rows_of_centre(m, i, ti, slots, x, s, false);
     double acc[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
     for (int tau = 0; tau < m.ntypes; tau++) {
         const int j0 = m.sel_offset[tau], k = net_index(m, ti, tau);
@@ -273,8 +328,8 @@ __global__ void descriptor_forward(const hmd_cuda_model *mp, const double *x, co
                 s.s[threadIdx.x] = s.R[4 * s.live[j0 + b0 + threadIdx.x]];
             }
             __syncthreads();
-            const double *y;
-            embed(m, k, rows, s.s, s.buf, &y, NULL);
+            const double *y, *dy;
+            embed<false>(m, k, rows, s.s, s.buf, &y, &dy);
             for (int h = 0; h < 2; h++) {
                 const int a = threadIdx.x + h * blockDim.x;
                 for (int r = 0; r < rows && a < M; r++) {
@@ -301,7 +356,7 @@ __global__ void descriptor_forward(const hmd_cuda_model *mp, const double *x, co
         const int a = threadIdx.x + h * blockDim.x;
         for (int c = 0; c < 4 && a < M; c++) {
             s.T[4 * a + c] = acc[h][c] * inv;
-            T_out[((size_t)i * M + a) * 4 + c] = acc[h][c] * inv;
+            T_out[((size_t)row * M + a) * 4 + c] = acc[h][c] * inv;
         }
     }
     __syncthreads();
@@ -309,7 +364,7 @@ __global__ void descriptor_forward(const hmd_cuda_model *mp, const double *x, co
     for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
         const int a = e / M2, b = e % M2;
         const double *Ta = s.T + 4 * a, *Tb = s.T + 4 * b;
-        D_out[(size_t)i * M * M2 + e] =
+        D_out[(size_t)row * M * M2 + e] =
             Ta[0] * Tb[0] + Ta[1] * Tb[1] + Ta[2] * Tb[2] + Ta[3] * Tb[3];
     }
 }
@@ -324,39 +379,50 @@ __device__ double warp_sum(double v)
 
 /* Forces and virial from dE/dD (se_e2_a.c hmd_se_e2_a_backward, then dp_eval.c scatter_pass). */
 __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const double *x,
-                                    const int *type, const int *slots_all, const double *T_in,
-                                    const double *dD_in, double *f, double *virial)
+                                    const int *type, const int *idx, const int *slots_all,
+                                    const double *T_in, const double *dD_in, double *f,
+                                    double *virial)
 {
     const hmd_cuda_model &m = *mp;
     extern __shared__ double sh[];
-    smem s = carve(m, sh);
-    const int i = blockIdx.x, ti = type[i], M = m.M, M2 = m.M2;
-    const int *slots = slots_all + (size_t)i * m.nnei;
-    const double *dD = dD_in + (size_t)i * M * M2;
+    smem s = carve(m, sh, true);
+    const int row = blockIdx.x, i = idx[row], ti = type[i], M = m.M, M2 = m.M2;
+    const int *slots = slots_all + (size_t)row * m.nnei;
+    const double *dD = dD_in + (size_t)row * M * M2;
     for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
-        s.T[e] = T_in[(size_t)i * M * 4 + e];
+        s.T[e] = T_in[(size_t)row * M * 4 + e];
     }
     if (threadIdx.x < 9) {
         s.vir[threadIdx.x] = 0.0;
     }
     __syncthreads();
     const double inv = 1.0 / m.nnei;
+    const double *dDs = dD; /* staged in shared memory (buf is free until the embedding) */
+    if (M * M2 <= 4 * NB * m.max_width) {
+        for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
+            s.buf[e] = dD[e];
+        }
+        dDs = s.buf;
+        __syncthreads();
+    }
     for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
         const int a = e % M, c = e / M;
         double v = 0.0;
         for (int b = 0; b < M2; b++) {
-            v += dD[a * M2 + b] * s.T[4 * b + c];
+            v += dDs[a * M2 + b] * s.T[4 * b + c];
         }
         if (a < M2) {
             for (int a2 = 0; a2 < M; a2++) {
-                v += dD[a2 * M2 + a] * s.T[4 * a2 + c];
+                v += dDs[a2 * M2 + a] * s.T[4 * a2 + c];
             }
         }
         s.gamma[(size_t)c * M + a] = v * inv;
     }
-    rows_of_centre(m, i, ti, slots, x, s);
+    __syncthreads(); /* buf is the embedding's again */
+    rows_of_centre(m, i, ti, slots, x, s, true);
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarp = blockDim.x / 32;
     double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    double fi[3] = {0, 0, 0}; /* lane 0: this warp's share of the force on the centre */
     for (int tau = 0; tau < m.ntypes; tau++) {
         const int j0 = m.sel_offset[tau], k = net_index(m, ti, tau);
         for (int b0 = 0; b0 < s.nlive[tau]; b0 += NB) {
@@ -366,7 +432,7 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
             }
             __syncthreads();
             const double *y, *dy;
-            embed(m, k, rows, s.s, s.buf, &y, &dy);
+            embed<true>(m, k, rows, s.s, s.buf, &y, &dy);
             for (int r = warp; r < rows; r += nwarp) {
                 const double *g = y + (size_t)r * M, *dg = dy + (size_t)r * M;
                 double px[4] = {0, 0, 0, 0}, py[4] = {0, 0, 0, 0};
@@ -382,20 +448,19 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
                 }
                 if (lane == 0) {
                     const int j = s.live[j0 + b0 + r], nb = slots[j];
-                    double R[4], jac[4][3];
-                    slot_row(m, i, ti, tau, j, nb, x, R, jac);
+                    const double *R = s.R + 4 * j, *jac = s.jac + 12 * j;
                     px[0] += py[0] * R[0] + py[1] * R[1] + py[2] * R[2] + py[3] * R[3];
                     const double *std = m.dstd + ((size_t)ti * m.nnei + j) * 4;
                     double gr[3], d[3];
                     for (int q = 0; q < 3; q++) {
                         double v = 0.0;
                         for (int c = 0; c < 4; c++) {
-                            v += px[c] / std[c] * jac[c][q];
+                            v += px[c] / std[c] * jac[3 * c + q];
                         }
                         gr[q] = v;
                         d[q] = x[3 * nb + q] - x[3 * i + q];
                         atomicAdd(&f[3 * nb + q], -v);
-                        atomicAdd(&f[3 * i + q], v);
+                        fi[q] += v;
                     }
                     for (int a = 0; a < 3; a++) {
                         for (int b = 0; b < 3; b++) {
@@ -405,6 +470,11 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
                 }
             }
             __syncthreads();
+        }
+    }
+    if (lane == 0) {
+        for (int q = 0; q < 3; q++) {
+            atomicAdd(&f[3 * i + q], fi[q]);
         }
     }
     if (i < ncount) {
@@ -535,14 +605,21 @@ struct hmd_cuda_dp {
     cublasHandle_t blas;
     void *blas_workspace; /* given to cuBLAS so graph capture never allocates */
     hmd_cuda_nbr nl;
+    hmd_cuda_dpa1 *dpa1; /* the DPA-1 descriptor, or NULL for se_e2_a */
+    int type0;           /* DPA-1: type of the system's atom 0 (empty slots) */
     size_t bytes;
     unsigned long generation;
     /* home atoms grouped by fitting net: order[fit_start[k] .. fit_start[k+1]) use net k */
     std::vector<int> fit_start;
-    /* per-call arrays, grown at neighbour-list steps */
-    int cap_all, cap_local;
-    double *x, *f, *T, *D, *dD, *ev, *atom_y, *fit_buf;
-    int *type, *slots, *order;
+    /* arrays grown at neighbour-list steps: per atom (cap_all, cap_local), and per row of a
+     * chunk of centres evaluated together (cap_rows; se_e2_a runs the home atoms in chunks
+     * so that its descriptors and fitting states never exist for all atoms at once) */
+    int cap_all, cap_local, cap_rows;
+    double *x, *f, *ev, *atom_y; /* [cap_all][3] twice, [10], [cap_local] */
+    int *type, *order;           /* [cap_all], [cap_local] */
+    double *D, *dD;              /* DPA-1: [cap_local][dim] */
+    double *T, *fit_buf;         /* [cap_rows][M][4]; [cap_rows] fitting rows and states */
+    int *slots;                  /* [cap_rows][nnei] */
     size_t fit_buf_doubles;
 };
 
@@ -550,6 +627,7 @@ namespace
 {
 
 constexpr size_t BLAS_WORKSPACE_BYTES = 32u << 20;
+constexpr int CHUNK_ROWS = 32768; /* se_e2_a centres evaluated together */
 
 int upload(hmd_cuda_dp *dp, const void *src, size_t bytes, const void **dst)
 {
@@ -604,14 +682,49 @@ void energy_terms(const hmd_dp_model *m, hmd_cuda_model &g)
     }
 }
 
+/* The fitting nets over dim_descrpt inputs. */
+int upload_fitting(hmd_cuda_dp *dp, const hmd_dp_model *m)
+{
+    int rc = HMD_OK;
+    dp->fit.resize(m->nfit);
+    dp->dim = m->dim_descrpt;
+    dp->fit_width_sum = 0;
+    dp->fit_max_width = m->dim_descrpt;
+    for (int k = 0; k < m->nfit && !rc; k++) {
+        rc = upload_net(dp, &m->fit[k], &dp->fit[k]);
+        int sum = 0;
+        for (int l = 0; l < m->fit[k].nlayers; l++) {
+            sum += m->fit[k].layers[l].n_out;
+            dp->fit_max_width = std::max(dp->fit_max_width, m->fit[k].layers[l].n_out);
+        }
+        dp->fit_width_sum = std::max(dp->fit_width_sum, sum);
+    }
+    return rc;
+}
+
+/* DPA-1: the descriptor is dpa1_eval.cu's; this context keeps the fitting and the energies. */
+int upload_dpa1(hmd_cuda_dp *dp, const hmd_dp_model *m)
+{
+    hmd_cuda_model &g = dp->model;
+    if (m->ntypes > HMD_CUDA_MAX_TYPES) {
+        return hmd_error_set(HMD_ENOTSUP, "backend = cuda: at most %d types on the GPU",
+                             HMD_CUDA_MAX_TYPES);
+    }
+    g = hmd_cuda_model{};
+    g.ntypes = m->ntypes;
+    energy_terms(m, g);
+    int rc = hmd_cuda_dpa1_create(&dp->dpa1, m);
+    rc = rc ? rc : upload_fitting(dp, m);
+    return rc ? rc : upload(dp, &g, sizeof g, (const void **)&dp->d_model);
+}
+
 int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
 {
     const hmd_se_e2_a *se = &m->se;
     hmd_cuda_model &g = dp->model;
     const int nt = m->ntypes;
-    if (m->kind != HMD_DESCRIPTOR_SE_E2_A) {
-        return hmd_error_set(HMD_ENOTSUP, "backend = cuda: the GPU path runs se_e2_a models in "
-                                          "this version; DPA-1 runs on the CPU (backend = cpu)");
+    if (m->kind == HMD_DESCRIPTOR_DPA1) {
+        return upload_dpa1(dp, m);
     }
     if (nt > HMD_CUDA_MAX_TYPES || se->M > HMD_CUDA_MAX_M) {
         return hmd_error_set(HMD_ENOTSUP,
@@ -674,28 +787,19 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
             }
         }
     }
-    dp->fit.resize(m->nfit);
-    dp->dim = m->dim_descrpt;
-    dp->fit_width_sum = 0;
-    dp->fit_max_width = m->dim_descrpt;
-    for (int k = 0; k < m->nfit && !rc; k++) {
-        rc = upload_net(dp, &m->fit[k], &dp->fit[k]);
-        int sum = 0;
-        for (int l = 0; l < m->fit[k].nlayers; l++) {
-            sum += m->fit[k].layers[l].n_out;
-            dp->fit_max_width = std::max(dp->fit_max_width, m->fit[k].layers[l].n_out);
-        }
-        dp->fit_width_sum = std::max(dp->fit_width_sum, sum);
+    if (!rc) {
+        rc = upload_fitting(dp, m);
     }
     if (!rc) {
         rc = upload(dp, &g, sizeof g, (const void **)&dp->d_model);
     }
     if (!rc) {
-        const size_t bytes = smem_bytes(g.nnei, g.M, g.max_width, nt);
-        HMD_CUDA_CHECK(cudaFuncSetAttribute(
-            descriptor_forward, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-        HMD_CUDA_CHECK(cudaFuncSetAttribute(
-            descriptor_backward, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+        const size_t fwd = smem_bytes(g.nnei, g.M, g.max_width, nt, false);
+        const size_t bwd = smem_bytes(g.nnei, g.M, g.max_width, nt, true);
+        HMD_CUDA_CHECK(cudaFuncSetAttribute(descriptor_forward,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fwd));
+        HMD_CUDA_CHECK(cudaFuncSetAttribute(descriptor_backward,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bwd));
     }
     return rc;
 }
@@ -730,30 +834,34 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
     }
     if (!rc && nlocal > dp->cap_local) {
         const size_t old = (size_t)dp->cap_local, cap = (size_t)nlocal + nlocal / 2 + 16;
-        const size_t MM = (size_t)g.M * g.M2, fit = (size_t)dp->dim * 2 +
-                                                    (size_t)dp->fit_width_sum * 2 +
-                                                    (size_t)dp->fit_max_width * 2 + 2;
+        const size_t dpa1_dim = dp->dpa1 ? (size_t)dp->dim : 0;
+        rc = device_array(dp, &dp->atom_y, old, cap);
+        if (!rc) {
+            rc = device_array(dp, &dp->order, old, cap);
+        }
+        if (!rc) {
+            rc = device_array(dp, &dp->D, old * dpa1_dim, cap * dpa1_dim);
+        }
+        if (!rc) {
+            rc = device_array(dp, &dp->dD, old * dpa1_dim, cap * dpa1_dim);
+        }
+        dp->cap_local = rc ? 0 : (int)cap;
+    }
+    /* DPA-1 fits all its rows at once; se_e2_a chunks of at most CHUNK_ROWS */
+    const int rows = dp->dpa1 ? dp->cap_local : std::min(dp->cap_local, CHUNK_ROWS);
+    if (!rc && rows > dp->cap_rows) {
+        const size_t old = (size_t)dp->cap_rows, cap = (size_t)rows;
+        const size_t fit =
+            (size_t)dp->dim + 1 + (size_t)dp->fit_width_sum * 2 + (size_t)dp->fit_max_width * 2;
         rc = device_array(dp, &dp->slots, old * g.nnei, cap * g.nnei);
         if (!rc) {
             rc = device_array(dp, &dp->T, old * g.M * 4, cap * g.M * 4);
         }
         if (!rc) {
-            rc = device_array(dp, &dp->D, old * MM, cap * MM);
-        }
-        if (!rc) {
-            rc = device_array(dp, &dp->dD, old * MM, cap * MM);
-        }
-        if (!rc) {
-            rc = device_array(dp, &dp->atom_y, old, cap);
-        }
-        if (!rc) {
-            rc = device_array(dp, &dp->order, old, cap);
-        }
-        if (!rc) {
             rc = device_array(dp, &dp->fit_buf, dp->fit_buf_doubles, cap * fit);
             dp->fit_buf_doubles = cap * fit;
         }
-        dp->cap_local = rc ? 0 : (int)cap;
+        dp->cap_rows = rc ? 0 : (int)cap;
     }
     if (!rc && !dp->ev) {
         rc = device_array(dp, &dp->ev, 0, 10);
@@ -869,9 +977,11 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
     return HMD_OK;
 }
 
-int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int *type_home)
+int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int *type_home,
+                        int type0)
 {
     const hmd_dp_model *m = dp->host;
+    dp->type0 = type0;
     int rc = reserve(dp, nlocal, nall);
     if (rc) {
         return rc;
@@ -911,7 +1021,7 @@ cudaStream_t hmd_cuda_dp_stream(const struct hmd_cuda_dp *dp)
 
 unsigned long hmd_cuda_dp_generation(const struct hmd_cuda_dp *dp)
 {
-    return dp->generation;
+    return dp->generation + (dp->dpa1 ? hmd_cuda_dpa1_generation(dp->dpa1) << 20 : 0);
 }
 
 const double *hmd_cuda_dp_atom_energies(const struct hmd_cuda_dp *dp)
@@ -929,6 +1039,9 @@ int hmd_cuda_dp_build_list(struct hmd_cuda_dp *dp, int nlocal, int nall, const d
     if (dp->bytes != before || dp->nl.cap != cap_before) {
         dp->generation++;
     }
+    if (!rc && dp->dpa1) {
+        return hmd_cuda_dpa1_reserve(dp->dpa1, nlocal, dp->nl.cap);
+    }
     if (!rc) {
         const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
         HMD_CUDA_CHECK(cudaFuncSetAttribute(
@@ -937,55 +1050,97 @@ int hmd_cuda_dp_build_list(struct hmd_cuda_dp *dp, int nlocal, int nall, const d
     return rc;
 }
 
-int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount)
+namespace
+{
+
+/* se_e2_a, chunk by chunk of the centres of each fitting net: neighbour slots, descriptor,
+ * fitting (its input gradient written over the descriptor), forces and virial. */
+int evaluate_se(hmd_cuda_dp *dp, int ncount)
 {
     const hmd_dp_model *m = dp->host;
     const hmd_cuda_model &g = dp->model;
     const int T = HMD_CUDA_THREADS;
     cudaStream_t st = dp->stream;
     const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
-    const size_t desc_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes);
-    if (nlocal > 0) {
-        format_neighbors<<<nlocal, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
-                                                       dp->nl.count, dp->nl.cap, dp->slots);
-        HMD_CUDA_LAUNCHED("format_neighbors");
-        descriptor_forward<<<nlocal, T, desc_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->slots,
-                                                          dp->T, dp->D);
-        HMD_CUDA_LAUNCHED("descriptor_forward");
+    const size_t fwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, false);
+    const size_t bwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, true);
+    for (int k = 0; k < m->nfit; k++) {
+        for (int c0 = dp->fit_start[k]; c0 < dp->fit_start[k + 1]; c0 += dp->cap_rows) {
+            const int rows = std::min(dp->cap_rows, dp->fit_start[k + 1] - c0);
+            const int *idx = dp->order + c0;
+            double *X = dp->fit_buf, *Y = X + (size_t)rows * dp->dim, *work = Y + rows;
+            format_neighbors<<<rows, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
+                                                         dp->nl.count, dp->nl.cap, idx, dp->slots);
+            HMD_CUDA_LAUNCHED("format_neighbors");
+            descriptor_forward<<<rows, T, fwd_bytes, st>>>(dp->d_model, dp->x, dp->type, idx,
+                                                           dp->slots, dp->T, X);
+            HMD_CUDA_LAUNCHED("descriptor_forward");
+            int rc = fitting(dp, k, rows, X, Y, work);
+            if (rc) {
+                return rc;
+            }
+            gather_rows<<<blocks_for((size_t)rows, 256), 256, 0, st>>>(rows, 1, idx, Y, dp->atom_y,
+                                                                       true);
+            HMD_CUDA_LAUNCHED("gather_rows");
+            descriptor_backward<<<rows, T, bwd_bytes, st>>>(
+                dp->d_model, ncount, dp->x, dp->type, idx, dp->slots, dp->T, X, dp->f, dp->ev);
+            HMD_CUDA_LAUNCHED("descriptor_backward");
+        }
+    }
+    return HMD_OK;
+}
+
+/* DPA-1: descriptors of all home atoms (dpa1_eval.cu), fitting over the rows of each net,
+ * then the reverse pass from dE/dD. */
+int evaluate_dpa1(hmd_cuda_dp *dp, int nlocal, int ncount)
+{
+    const hmd_dp_model *m = dp->host;
+    cudaStream_t st = dp->stream;
+    int rc = hmd_cuda_dpa1_forward(dp->dpa1, st, dp->blas, nlocal, dp->cap_all, dp->x, dp->type,
+                                   dp->type0, &dp->nl, dp->D);
+    if (rc) {
+        return rc;
     }
     const int nfit_rows = dp->fit_start[m->nfit];
-    const size_t MM = (size_t)g.M * g.M2;
-    HMD_CUDA_CHECK(cudaMemsetAsync(dp->dD, 0, sizeof(double) * nlocal * MM, st));
-    HMD_CUDA_CHECK(cudaMemsetAsync(dp->atom_y, 0, sizeof(double) * nlocal, st));
+    const size_t dim = (size_t)dp->dim;
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->dD, 0, sizeof(double) * nlocal * dim, st));
     if (nfit_rows > 0) {
-        double *X = dp->fit_buf, *Y = X + (size_t)nfit_rows * dp->dim;
-        double *work = Y + nfit_rows;
-        gather_rows<<<blocks_for((size_t)nfit_rows * MM, 256), 256, 0, st>>>(
-            nfit_rows, (int)MM, dp->order, dp->D, X, false);
+        double *X = dp->fit_buf, *Y = X + (size_t)nfit_rows * dim, *work = Y + nfit_rows;
+        gather_rows<<<blocks_for((size_t)nfit_rows * dim, 256), 256, 0, st>>>(
+            nfit_rows, (int)dim, dp->order, dp->D, X, false);
         HMD_CUDA_LAUNCHED("gather_rows");
-        for (int k = 0; k < m->nfit; k++) {
-            const int rows = dp->fit_start[k + 1] - dp->fit_start[k];
-            if (rows > 0) {
-                const size_t first = (size_t)dp->fit_start[k];
-                int rc = fitting(dp, k, rows, X + first * dp->dim, Y + first, work);
-                if (rc) {
-                    return rc;
-                }
-            }
+        for (int k = 0; k < m->nfit && !rc; k++) {
+            const int first = dp->fit_start[k], rows = dp->fit_start[k + 1] - first;
+            rc = rows > 0 ? fitting(dp, k, rows, X + first * dim, Y + first, work) : HMD_OK;
         }
-        gather_rows<<<blocks_for((size_t)nfit_rows * MM, 256), 256, 0, st>>>(
-            nfit_rows, (int)MM, dp->order, X, dp->dD, true);
+        if (rc) {
+            return rc;
+        }
+        gather_rows<<<blocks_for((size_t)nfit_rows * dim, 256), 256, 0, st>>>(
+            nfit_rows, (int)dim, dp->order, X, dp->dD, true);
         HMD_CUDA_LAUNCHED("gather_rows");
         gather_rows<<<blocks_for((size_t)nfit_rows, 256), 256, 0, st>>>(nfit_rows, 1, dp->order, Y,
                                                                         dp->atom_y, true);
         HMD_CUDA_LAUNCHED("gather_rows");
     }
+    return hmd_cuda_dpa1_backward(dp->dpa1, st, dp->blas, nlocal, dp->cap_all, ncount, dp->x,
+                                  dp->type, dp->dD, dp->f, dp->ev);
+}
+
+} // namespace
+
+int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount)
+{
+    cudaStream_t st = dp->stream;
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->atom_y, 0, sizeof(double) * nlocal, st));
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->f, 0, sizeof(double) * 3 * dp->cap_all, st));
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->ev, 0, sizeof(double) * 10, st));
+    int rc = HMD_OK;
     if (nlocal > 0) {
-        descriptor_backward<<<nlocal, T, desc_bytes, st>>>(dp->d_model, ncount, dp->x, dp->type,
-                                                           dp->slots, dp->T, dp->dD, dp->f, dp->ev);
-        HMD_CUDA_LAUNCHED("descriptor_backward");
+        rc = dp->dpa1 ? evaluate_dpa1(dp, nlocal, ncount) : evaluate_se(dp, ncount);
+    }
+    if (rc) {
+        return rc;
     }
     atomic_energies<<<1, 256, 0, st>>>(dp->d_model, nlocal, ncount, dp->type, dp->atom_y,
                                        dp->ev + 9);
@@ -997,11 +1152,10 @@ extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall,
                                    const int *type, int type0, double rlist,
                                    struct hmd_dp_output *out)
 {
-    (void)type0; /* DPA-1 only */
     if (out->atom_virial) {
         return hmd_error_set(HMD_ENOTSUP, "backend = cuda: atomic virials");
     }
-    int rc = hmd_cuda_dp_prepare(dp, nlocal, nall, type);
+    int rc = hmd_cuda_dp_prepare(dp, nlocal, nall, type, type0);
     if (rc) {
         return rc;
     }
@@ -1034,7 +1188,7 @@ extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall,
 
 extern "C" size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp)
 {
-    return dp ? dp->bytes : 0;
+    return dp ? dp->bytes + hmd_cuda_dpa1_device_bytes(dp->dpa1) : 0;
 }
 
 extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
@@ -1043,6 +1197,7 @@ extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
         return;
     }
     hmd_nbr_list_free_cuda(&dp->nl);
+    hmd_cuda_dpa1_destroy(dp->dpa1);
     for (void *p : dp->owned) {
         cudaFree(p);
     }

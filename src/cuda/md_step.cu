@@ -440,7 +440,7 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, co
 {
     const int nlocal = md->nlocal, nghost = nall - nlocal;
     cudaStream_t st = hmd_cuda_dp_stream(md->dp);
-    int rc = hmd_cuda_dp_prepare(md->dp, nlocal, nall, type);
+    int rc = hmd_cuda_dp_prepare(md->dp, nlocal, nall, type, md->c.type0);
     if (!rc && nghost > md->cap_ghost) {
         const int cap = nghost + nghost / 2 + 16;
         cudaFree(md->ghost_src);

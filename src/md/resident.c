@@ -37,7 +37,6 @@ static int upload_list(struct hmd_resident *r, struct hmd_forces *fs, struct hmd
         rc = hmd_cuda_md_finish_list_step(r->dev, hmd_atoms_nall(atoms), atoms->x, atoms->type,
                                           r->ghost_src, r->ghost_shift, fs->rlist, initial);
     }
-    fs->nbuilds += !rc && !initial;
     return rc;
 }
 
@@ -55,6 +54,7 @@ int hmd_resident_start(struct hmd_resident *r, struct hmd_forces *fs, struct hmd
         .ndof = th->ndof,
         .seed = th->seed,
         .nstcomm = p->comm_mode == HMD_COMM_LINEAR ? p->nstcomm : 0,
+        .type0 = fs->type0,
     };
     int rc = hmd_cuda_md_create(&r->dev, fs->cuda, &c, atoms->mass, atoms->id, atoms->v);
     if (!rc) {

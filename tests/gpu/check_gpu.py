@@ -3,8 +3,8 @@
 the CPU reference on fresh random configurations, and energy conservation of MD on the GPU.
 
 Usage: check_gpu.py TEST HALOMD DATA WORKDIR
-  goldens  every se_e2_a golden (networks and compressed) with `-backend cuda`, within the
-           golden's tolerance.
+  goldens  every golden (se_e2_a, DPA-1, networks and compressed) with `-backend cuda`,
+           within the golden's tolerance.
   twin     fresh random water-like configurations (seed printed; HMD_TWIN_SEED to repeat) in
            triclinic cells, each model evaluated by both backends: energies, atom energies,
            forces and virial within 1e-10 relative (max|a-b| / max|b|).
@@ -52,19 +52,12 @@ def evaluate(halomd, backend, model, conf, out, extra=()):
         return json.load(f)
 
 
-def gpu_model(golden):
-    name = os.path.basename(golden["model"])
-    return not any(k in name for k in ("dpa1", "se_atten"))
-
-
 def goldens(halomd, data, work):
     ok = True
     folder = os.path.join(data, "golden")
     for name in sorted(os.listdir(folder)):
         with open(os.path.join(folder, name)) as f:
             golden = json.load(f)
-        if not gpu_model(golden):
-            continue
         runs = [("built", golden["model"], [])]
         comp = golden.get("compression")
         if comp:
@@ -110,7 +103,10 @@ def twin(halomd, data, work):
     rng = random.Random(seed)
     models = [("se_e2_a_water_one_side.dp", []), ("se_e2_a_water_two_side.dp", []),
               ("se_e2_a_small_gelu_excl.dp", []), ("se_e2_a_water_one_side.dp",
-                                                   ["-set", "model-compress=yes"])]
+                                                   ["-set", "model-compress=yes"]),
+              ("dpa1_water.dp", []), ("dpa1_small_strip_smooth_temp.dp", []),
+              ("se_atten_v2_small.dp", []), ("dpa1_small_tebd2_excl.dp", []),
+              ("compressed_coarse_dpa1_small_strip_l0.dp", [])]
     ok = True
     for k in range(3):
         a = 9.0 + 4 * rng.random()
@@ -188,13 +184,18 @@ def mdtwin(halomd, data, work):
         "langevin_com": ["verlet-buffer=0.4", "tcoupl=langevin", "tau-t=0.02", "ref-t=250",
                          "ld-seed=9", "comm-mode=linear", "nstcomm=7"],
         "compressed": ["verlet-buffer=0.3", "model-compress=yes"],
+        "dpa1": ["verlet-buffer=0.3", "model=DPA1"],
     }
     model = f"{data}/models/se_e2_a_water_one_side.dp"
     conf = f"{data}/structures/water_96_small.xyz"
     ok = True
     for name, settings in cases.items():
-        cpu, nb_cpu = run_md(halomd, "cpu", name + "_cpu", model, conf, common + settings, work)
-        gpu, nb_gpu = run_md(halomd, "cuda", name + "_gpu", model, conf, common + settings, work)
+        m = model
+        if "model=DPA1" in settings:
+            settings = [kv for kv in settings if kv != "model=DPA1"]
+            m = f"{data}/models/se_atten_v2_small.dp"
+        cpu, nb_cpu = run_md(halomd, "cpu", name + "_cpu", m, conf, common + settings, work)
+        gpu, nb_gpu = run_md(halomd, "cuda", name + "_gpu", m, conf, common + settings, work)
         errs = {q: relative_error(gpu[q], cpu[q]) for q in ("pe_eV", "ke_eV", "conserved_eV")}
         good = all(e <= 1e-9 for e in errs.values()) and nb_cpu == nb_gpu
         good &= len(cpu["step"]) == len(gpu["step"])

@@ -1,0 +1,58 @@
+#!/bin/bash
+# The single-GPU benchmark (issue 5) in one call on a GPU node, halomd and DeePMD-kit (PyTorch
+# backend, bench/gpu_single/deepmd_side.py) side by side on the same GPU, models and
+# configurations:
+#   water      se_e2_a water model (examples/water/water.dp: rcut 6, sel [46, 92], neuron
+#              [25, 50, 100], axis 16, fitting [240, 240, 240]) on 12,288 atoms: double, compressed
+#   dpa1       DPA-1 of 1.67M parameters (make_bench_models.py) on the 15,668-atom protein
+#   sweep      compressed se_e2_a water from 1,536 atoms up
+#   small      the 1,536-atom box (whole step time near 2,000 atoms)
+# halomd: full MD steps (velocity Verlet, nstlist 10, no output in the loop); DeePMD-kit:
+# DeepPot.eval and the network (forward_lower) alone with a prebuilt list, medians after
+# warm-up. Writes $OUT/halomd_*.json (perf records), $OUT/deepmd_*.json, and the summary
+# $OUT/gpu_single.json (bench/gpu_single/summarize.py).
+# Usage, from the repository root on the node (carry .gpudeps): bash bench/gpu_single/run_bench.sh
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
+export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+bash bench/gpu_single/node_build.sh || exit 1
+H=$PWD/build-gpu/halomd W=$PWD/examples/water P=$PWD/examples/protein T=/tmp/halomd_bench
+mkdir -p $T
+PYTHONPATH=$PWD/.gpudeps/py python3 bench/gpu_single/make_bench_models.py $T > $T/models.log 2>&1 ||
+  tail -5 $T/models.log
+cp $W/water_1536.gro $W/water_12288.gro $T/
+
+# name model conf steps [-set k=v ...]
+run_case() {
+  local name=$1 model=$2 conf=$3 steps=$4
+  shift 4
+  (cd $T && timeout 300 $H run -backend cuda -m $model -c $conf -nsteps $steps -deffnm $name \
+     -set nstlist=10 -set verlet-buffer=2 -set dt=0.0005 -set nstenergy=0 -set nstlog=0 "$@" \
+     > $name.out 2>&1) || { echo "$name: $(tail -2 $T/$name.out)"; return; }
+  cp $T/$name.perf.json "$OUT/halomd_$name.json"
+  cp $T/$name.log "$OUT/halomd_$name.log"
+}
+run_case water_double $W/water.dp water_12288.gro 100
+run_case water_compressed $W/water.dp water_12288.gro 100 -set model-compress=yes
+run_case small_double $W/water.dp water_1536.gro 100
+run_case small_compressed $W/water.dp water_1536.gro 100 -set model-compress=yes
+run_case dpa1_protein $T/protein_dpa1_1p6m.dp $P/protein.gro 10
+
+OUT=$OUT CASE_TIMEOUT=240 bash bench/gpu_single/deepmd_cases.sh \
+  examples/water/water.dp:examples/water/water_12288.gro \
+  examples/water/water.dp:examples/water/water_1536.gro
+# DPA-1: DeepPot.eval runs out of memory on one H200 (seen 2026-11-30); the network alone
+PYTHONPATH=$PWD/.gpudeps/py timeout 90 python3 bench/gpu_single/deepmd_side.py \
+  --model $T/protein_dpa1_1p6m.dp --conf $P/protein.gro --skip-eval --repeats 5 --warmup 2 \
+  --json "$OUT/deepmd_protein_dpa1_1p6m_protein.json" > "$OUT/deepmd_protein_network.log" 2>&1 ||
+  echo "DeePMD-kit DPA-1 network alone: $(grep -i -m1 "error" "$OUT/deepmd_protein_network.log")"
+# size sweep of the compressed model, last (the largest boxes take minutes to write)
+SWEEP=${SWEEP:-"1536 12288 98304 786432 25165824"}
+for a in $SWEEP; do
+  [ -f $T/water_$a.gro ] || python3 $W/make_water.py -n $((a / 3)) -o $T/water_$a.gro \
+    > $T/make_water_$a.log 2>&1 || tail -3 $T/make_water_$a.log
+  run_case sweep_$a $W/water.dp water_$a.gro $((a > 1000000 ? 2 : 20)) -set model-compress=yes
+done
+python3 bench/gpu_single/summarize.py "$OUT" "$OUT/gpu_single.json"

@@ -1,0 +1,1461 @@
+/* DPA-1 (se_atten, se_atten_v2) descriptor on the GPU in double: the twin of nnp/dpa1.c (read
+ * its header comment for the mathematics; the names here follow it).
+ *
+ * Layout. Every centre atom owns nnei rows, one per neighbour slot in the CPU's slot order
+ * (nearest first), so the rows of all atoms form one matrix of nlocal * nnei rows for the dense
+ * layers (embedding net, attention projections: plain cuBLAS GEMMs) and nlocal blocks of nnei
+ * rows for the per-atom products (Q K^T, A' V, T = G^T R and their gradients: strided batched
+ * GEMMs). The CPU compacts the real neighbours to the front; here a row is `live` when its slot
+ * holds a real, not excluded neighbour, and the other rows are carried along with finite values
+ * that the kernels mask exactly as the CPU leaves them out: R = 0 (no share of T), no attention
+ * row or column (A = A' = 0 there), and in smooth mode the CPU's nmask * exp(-20 - max) term in
+ * the softmax denominator. Empty slots get their share of T from the padding table
+ * (hmd_dpa1_pad_table), made on the host for every possible type of atom 0 at create time.
+ *
+ * Forward keeps, per row, what the reverse pass needs (R, switch, directions, the embedding's
+ * activation state, every attention layer's q, k, v, scores, weights and layer-norm state);
+ * backward is the CPU's reverse pass on all rows at once, with the embedding net differentiated
+ * in reverse mode (the CPU uses the forward tangent; same derivative). Forces are summed with
+ * atomics, so their last bits depend on the scheduling.
+ */
+#include "cuda/dpa1_eval.cuh"
+
+#include <algorithm>
+#include <vector>
+
+extern "C" {
+#include "nnp/dpa1.h"
+}
+
+namespace
+{
+
+constexpr double ATTN_SHIFT = 20.0;       /* DeePMD-kit's attnw_shift (dpa1.c ATTN_SHIFT) */
+constexpr double NORM_EPS = 1e-12;        /* torch.nn.functional.normalize's eps (dpa1.c) */
+constexpr int THREADS = HMD_CUDA_THREADS; /* per block */
+constexpr int WARPS = THREADS / 32;       /* rows per block of the warp-per-row kernels */
+constexpr size_t SELECT_SMEM = 49152; /* dynamic shared memory a kernel gets without opting in */
+
+/* The descriptor as the kernels read it (passed by value; arrays in device memory). */
+struct dpa1_model {
+    int ntypes, nnei, M, M2, H;
+    int ke;       /* embedding input width: 1 (strip), 1 + tebd_dim (one side), 1 + 2 tebd_dim */
+    int tebd_dim; /* type embedding width */
+    int dim;      /* dim_descrpt */
+    bool strip, type_one_side, smooth, dotr, normalize, concat_output_tebd, compressed;
+    double scaling;                                                      /* q scale */
+    double rcut, rcut_smth, protection;                                  /* Å */
+    unsigned char exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];      /* descriptor */
+    unsigned char pair_exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* model level */
+    const double *davg, *dstd;                                           /* [ntypes][nnei][4] */
+    const double *type_embd;    /* [ntypes + 1][tebd_dim], last row zero */
+    const double *strip_table;  /* strip: hmd_dpa1.strip_table */
+    const double *pad;          /* [type0][ti][nnei + 1][M][4]: hmd_dpa1_pad_table per type0 */
+    struct hmd_emb_table table; /* compressed: the geometric table (coef on the device) */
+};
+
+/* One attention layer on the device (weights row-major [n_in][n_out] as on the host). */
+struct attn_layer {
+    const double *w_in, *b_in;   /* [M][3H], [3H] or NULL */
+    const double *w_out, *b_out; /* [H][M], [M] or NULL */
+    const double *ln_w, *ln_b;   /* [M] */
+    double ln_eps;
+};
+
+/* What the forward keeps of attention layer l, per row (rows of atom i at i * nnei). */
+struct layer_keep {
+    double *qkv;   /* [rows][3H] q, k, v normalised (if `normalize`) and scaled (q) */
+    double *qkvn;  /* [rows][3] norms of the raw q, k, v (1 without normalize) */
+    double *S;     /* [atoms][nnei][nnei] scores q . k */
+    double *A;     /* [atoms][nnei][nnei] softmax weights, 0 outside live x live */
+    double *zhat;  /* [rows][M] normalised residual sums */
+    double *sigma; /* [rows] sqrt(var + eps) */
+};
+
+/* Device scratch for `cap` atoms, carved from one allocation (carve()). */
+struct scratch {
+    /* kept from forward to backward */
+    int *slots;       /* [cap][nnei] neighbour index, or -1 for an empty slot */
+    int *live;        /* [cap][nnei] 1: real neighbour, not excluded */
+    int *tj;          /* [cap][nnei] neighbour type; ntypes (zero embedding) if not live */
+    int *filled;      /* [cap] occupied slots (real or excluded) */
+    int *nlive;       /* [cap] live rows */
+    double *R;        /* [rows][4] normalised environment row, 0 if not live */
+    double *sw;       /* [rows] switch s(r), 0 if not live */
+    double *rhat;     /* [rows][3] R[1:4] / max(|R[1:4]|, 1e-12) */
+    double *unorm;    /* [rows] |R[1:4]| */
+    double *emb_kept; /* [layers][rows][n_out] activation state (network), or [rows][M] dg/dx
+                         (table) */
+    double *gs;       /* strip: [rows][M] embedding output g_s */
+    double *G;        /* [rows][M] attention input, then the descriptor's G */
+    layer_keep layer[HMD_CUDA_MAX_LAYERS];
+    double *T;     /* [cap][M][4] */
+    double *gamma; /* [cap][M][4] dE/dT / nnei */
+    double *dR;    /* [rows][4] dE/dR through T (then the force kernel adds the rest) */
+    double *dsw;   /* [rows] dE/d sw */
+    double *drhat; /* [rows][3] dE/d rhat */
+    /* temporaries of one phase */
+    double *dY, *dX; /* [rows][M] */
+    double *dO;      /* [rows][H]: O (forward), dE/dO (backward) */
+    double *dA;      /* [cap][nnei][nnei] dE/dA', then dE/dS */
+    double *Ap;      /* [cap][nnei][nnei] A' = A F */
+    double *Cd, *Cs; /* [cap][nnei][nnei] pair coefficients of dE/d rhat and dE/d sw */
+    double *dQKV;    /* [rows][3H] */
+    double *e[3];    /* [rows][wmax] embedding work (over dO .. dQKV) */
+};
+
+} // namespace
+
+struct hmd_cuda_dpa1 {
+    dpa1_model g;                   /* kernel argument; arrays in `owned` */
+    hmd_cuda_net emb;               /* the embedding net (unless compressed) */
+    std::vector<attn_layer> layers; /* [nlayers] */
+    int nlayers;
+    int emb_width_sum; /* sum of the embedding layers' widths */
+    int wmax;          /* widest embedding input or output */
+    std::vector<void *> owned;
+    size_t bytes; /* model data on the device */
+    int cap;      /* atoms the scratch holds */
+    double *buf;  /* scratch */
+    size_t buf_bytes;
+    unsigned long generation; /* scratch allocations so far */
+    scratch s;
+    size_t select_smem; /* dynamic shared memory k_select may use */
+};
+
+namespace
+{
+
+/* ---- device helpers ------------------------------------------------------------------------ */
+
+/* Sum of v over the warp, in every lane. */
+__device__ double warp_sum(double v)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    }
+    return v;
+}
+
+/* Maximum of v over the warp, in every lane. */
+__device__ double warp_max(double v)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+    }
+    return v;
+}
+
+/* Row handled by the calling warp in the warp-per-row kernels. */
+__device__ size_t warp_row()
+{
+    return ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+}
+
+/* Element handled by the calling thread in the thread-per-element kernels. */
+__device__ size_t thread_index()
+{
+    return (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+/* Row of the strip table for centre type ti and neighbour type tj (dpa1.c gate_row). */
+__device__ const double *gate_row(const dpa1_model &g, int ti, int tj)
+{
+    const int row = g.type_one_side ? tj : ti * (g.ntypes + 1) + tj;
+    return g.strip_table + (size_t)row * g.M;
+}
+
+/* Attention multiplier F_jk = sw_j sw_k (smooth) times rhat_j . rhat_k (dotr), as the product
+ * of its two factors (dpa1.c gate_factor). */
+__device__ void gate_factors(const dpa1_model &g, const double *sw, const double *rhat, size_t j,
+                             size_t k, double *fsw, double *fd)
+{
+    *fsw = g.smooth ? sw[j] * sw[k] : 1.0;
+    *fd = 1.0;
+    if (g.dotr) {
+        const double *a = rhat + 3 * j, *b = rhat + 3 * k;
+        *fd = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    }
+}
+
+/* ---- forward kernels ----------------------------------------------------------------------- */
+
+/* DPA-1's selection (dp_eval.c format_neighbors): within rcut and not pair-excluded, the nnei
+ * nearest by (distance, index) into slots of atom i = block, in that order; also the numbers of
+ * occupied and of live slots. Shared memory: cap doubles and cap + 1 ints. */
+__global__ void k_select(dpa1_model g, const double *x, const int *type, const int *nl_index,
+                         const int *nl_count, int cap, int *slots, int *filled, int *nlive)
+{
+    extern __shared__ double sh[];
+    double *r2 = sh;
+    int *jj = (int *)(r2 + cap), *counts = jj + cap; /* counts: candidates, live */
+    const int i = blockIdx.x, ti = type[i], nnei = g.nnei;
+    const double rc2 = g.rcut * g.rcut;
+    int *out = slots + (size_t)i * nnei;
+    if (threadIdx.x == 0) {
+        counts[0] = counts[1] = 0;
+    }
+    for (int j = threadIdx.x; j < nnei; j += blockDim.x) {
+        out[j] = -1;
+    }
+    __syncthreads();
+    const int count = min(nl_count[i], cap);
+    for (int k = threadIdx.x; k < count; k += blockDim.x) {
+        const int j = nl_index[(size_t)i * cap + k];
+        if (g.pair_exclude[ti * g.ntypes + type[j]]) {
+            continue;
+        }
+        const double dx = x[3 * j] - x[3 * i], dy = x[3 * j + 1] - x[3 * i + 1],
+                     dz = x[3 * j + 2] - x[3 * i + 2];
+        /* no fused multiply-add: the same r^2 as the CPU, so ties and the cut-off agree */
+        const double d2 =
+            __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
+        if (d2 <= rc2) {
+            const int p = atomicAdd(&counts[0], 1);
+            r2[p] = d2;
+            jj[p] = j;
+        }
+    }
+    __syncthreads();
+    const int n = counts[0];
+    for (int k = threadIdx.x; k < n; k += blockDim.x) {
+        const double a = r2[k];
+        const int ja = jj[k];
+        int rank = 0;
+        for (int q = 0; q < n; q++) {
+            rank += r2[q] < a || (r2[q] == a && jj[q] < ja);
+        }
+        if (rank < nnei) {
+            out[rank] = ja;
+            if (!g.exclude[ti * g.ntypes + type[ja]]) {
+                atomicAdd(&counts[1], 1);
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        filled[i] = min(n, nnei);
+        nlive[i] = counts[1];
+    }
+}
+
+/* Per row (atom i, slot j): live flag, neighbour type, R, switch, direction (dpa1.c
+ * gather_neighbors) and the embedding input [R0, TE[tj], TE[ti]] or [R0] (embedding_input) into
+ * in [rows][ke]. */
+__global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *type, const int *slots,
+                      int *live, int *tj_out, double *R, double *sw, double *rhat, double *unorm,
+                      double *in)
+{
+    const size_t e = thread_index();
+    if (e >= rows) {
+        return;
+    }
+    const int nnei = g.nnei, i = (int)(e / nnei), j = (int)(e % nnei), ti = type[i];
+    const int nb = slots[e];
+    const bool is_live = nb >= 0 && !g.exclude[ti * g.ntypes + type[nb]];
+    const int tj = is_live ? type[nb] : g.ntypes;
+    double Rr[4] = {0, 0, 0, 0}, s = 0.0, un = 0.0, rh[3] = {0, 0, 0};
+    if (is_live) {
+        double d[3], raw[4], ds;
+        for (int k = 0; k < 3; k++) {
+            d[k] = x[3 * nb + k] - x[3 * i + k];
+        }
+        hmd_env_row(d, g.rcut_smth, g.rcut, g.protection, raw, NULL);
+        hmd_env_switch(sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), g.rcut_smth, g.rcut, &s, &ds);
+        const double *avg = g.davg + ((size_t)ti * nnei + j) * 4;
+        const double *std = g.dstd + ((size_t)ti * nnei + j) * 4;
+        for (int c = 0; c < 4; c++) {
+            Rr[c] = (raw[c] - avg[c]) / std[c];
+        }
+        un = sqrt(Rr[1] * Rr[1] + Rr[2] * Rr[2] + Rr[3] * Rr[3]);
+        const double den = un > NORM_EPS ? un : NORM_EPS;
+        for (int c = 0; c < 3; c++) {
+            rh[c] = Rr[1 + c] / den;
+        }
+    }
+    live[e] = is_live;
+    tj_out[e] = tj;
+    for (int c = 0; c < 4; c++) {
+        R[4 * e + c] = Rr[c];
+    }
+    for (int c = 0; c < 3; c++) {
+        rhat[3 * e + c] = rh[c];
+    }
+    sw[e] = s;
+    unorm[e] = un;
+    double *row = in + e * g.ke;
+    row[0] = Rr[0];
+    if (!g.strip) {
+        const int Td = g.tebd_dim;
+        for (int t = 0; t < Td; t++) {
+            row[1 + t] = g.type_embd[(size_t)tj * Td + t];
+        }
+        for (int t = 0; t < Td && !g.type_one_side; t++) {
+            row[1 + Td + t] = g.type_embd[(size_t)ti * Td + t];
+        }
+    }
+}
+
+/* y = act(z + b) * idt + skip(x) over y = z on entry; kept = what hmd_act_keeps_output says
+ * (mlp.c dense_forward). */
+__global__ void k_dense_forward(size_t rows, hmd_cuda_layer L, const double *x, double *y,
+                                double *kept)
+{
+    const size_t e = thread_index();
+    if (e >= rows * L.n_out) {
+        return;
+    }
+    const int o = (int)(e % L.n_out);
+    const size_t r = e / L.n_out;
+    const double z = y[e] + (L.b ? L.b[o] : 0.0);
+    double a = hmd_act(L.act, &L.silut, z);
+    kept[e] = hmd_act_keeps_output(L.act) ? a : z;
+    if (L.idt) {
+        a *= L.idt[o];
+    }
+    if (L.resnet != HMD_RESNET_NONE) {
+        a += x[r * L.n_in + (L.resnet == HMD_RESNET_SAME ? o : o % L.n_in)];
+    }
+    y[e] = a;
+}
+
+/* Compressed embedding: y [rows][M] and dy = dy/ds from the table at s = in[rows]
+ * (tabulate.h hmd_emb_table_eval). */
+__global__ void k_table_forward(dpa1_model g, size_t rows, const double *in, double *y, double *dy)
+{
+    const size_t e = thread_index();
+    const int M = g.M;
+    if (e >= rows * M) {
+        return;
+    }
+    const size_t r = e / M;
+    const int o = (int)(e % M);
+    double xr, delta;
+    const int i = hmd_emb_table_locate(&g.table, in[r], &xr, &delta);
+    const double *a0 = g.table.coef + (size_t)i * 6 * M;
+    const double *a1 = a0 + M, *a2 = a1 + M, *a3 = a2 + M, *a4 = a3 + M, *a5 = a4 + M;
+    const double p = a0[o] + (a1[o] + (a2[o] + (a3[o] + (a4[o] + a5[o] * xr) * xr) * xr) * xr) * xr;
+    const double dp =
+        a1[o] + (2 * a2[o] + (3 * a3[o] + (4 * a4[o] + 5 * a5[o] * xr) * xr) * xr) * xr;
+    y[e] = p + dp * delta;
+    dy[e] = dp;
+}
+
+/* Strip mode: G0 = g_s (1 + gate(t_i, t_j) w), w = sw (smooth) or 1 (dpa1.c embed). */
+__global__ void k_strip_gate(dpa1_model g, size_t rows, const int *type, const int *tj,
+                             const double *sw, const double *gs, double *G)
+{
+    const size_t e = thread_index();
+    const int M = g.M;
+    if (e >= rows * M) {
+        return;
+    }
+    const size_t r = e / M;
+    const int a = (int)(e % M);
+    const double gate = gate_row(g, type[r / g.nnei], tj[r])[a];
+    const double geff = gate * (g.smooth ? sw[r] : 1.0);
+    G[e] = gs[e] * geff + gs[e];
+}
+
+/* Adds b_in to the raw projections of one (row, part) per warp and turns them into q, k, v:
+ * divided by the norm (normalize), q times `scaling` (dpa1.c prepare_qkv). In place. */
+__global__ void k_qkv_prepare(dpa1_model g, size_t rows, const double *b_in, double *qkv,
+                              double *qkvn)
+{
+    const size_t w = warp_row();
+    if (w >= rows * 3) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, part = (int)(w % 3), H = g.H;
+    double *q = qkv + w * H; /* row w / 3, part w % 3: rows are [q | k | v] */
+    double ss = 0.0;
+    for (int h = lane; h < H; h += 32) {
+        const double v = q[h] + (b_in ? b_in[part * H + h] : 0.0);
+        q[h] = v;
+        ss += v * v;
+    }
+    double norm = 1.0;
+    if (g.normalize) {
+        norm = sqrt(warp_sum(ss));
+        norm = norm > NORM_EPS ? norm : NORM_EPS;
+    }
+    const double scale = (part == 0 ? g.scaling : 1.0) / norm;
+    for (int h = lane; h < H; h += 32) {
+        q[h] *= scale;
+    }
+    if (lane == 0) {
+        qkvn[w] = norm;
+    }
+}
+
+/* Softmax of one attention row per warp (dpa1.c attention_forward): A over the live columns of a
+ * live row, with the smooth shift and the masked slots' share of the denominator, and
+ * A' = A F. Rows and columns that are not live get A = A' = 0. */
+__global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int *nlive,
+                          const double *sw, const double *rhat, const double *S, double *A,
+                          double *Ap)
+{
+    const size_t r = warp_row();
+    if (r >= rows) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, n = g.nnei;
+    const size_t i = r / n, base = i * n;
+    const double *Sr = S + r * n;
+    double *Ar = A + r * n, *Apr = Ap + r * n;
+    if (!live[r]) {
+        for (int k = lane; k < n; k += 32) {
+            Ar[k] = Apr[k] = 0.0;
+        }
+        return;
+    }
+    const double swj = sw[r];
+    const int nmask = n - nlive[i]; /* empty and excluded slots: score -20 (smooth) */
+    const bool shifted = g.smooth && nmask > 0;
+    double mx = -INFINITY;
+    for (int k = lane; k < n; k += 32) {
+        if (live[base + k]) {
+            const double sp =
+                g.smooth ? (Sr[k] + ATTN_SHIFT) * swj * sw[base + k] - ATTN_SHIFT : Sr[k];
+            Ar[k] = sp;
+            mx = fmax(mx, sp);
+        }
+    }
+    mx = warp_max(mx);
+    if (shifted && -ATTN_SHIFT > mx) {
+        mx = -ATTN_SHIFT;
+    }
+    double den = 0.0;
+    for (int k = lane; k < n; k += 32) {
+        if (live[base + k]) {
+            const double ex = exp(Ar[k] - mx);
+            Ar[k] = ex;
+            den += ex;
+        }
+    }
+    den = warp_sum(den) + (shifted ? nmask * exp(-ATTN_SHIFT - mx) : 0.0);
+    for (int k = lane; k < n; k += 32) {
+        if (live[base + k]) {
+            double fsw, fd;
+            gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
+            Ar[k] /= den;
+            Apr[k] = Ar[k] * (fsw * fd);
+        } else {
+            Ar[k] = Apr[k] = 0.0;
+        }
+    }
+}
+
+/* One row per warp: z = (P + b_out) + X, zhat = (z - mean) / sigma, X <- zhat w + b (dpa1.c
+ * layer_norm). P comes in zhat, which the kernel overwrites; X is updated in place. */
+__global__ void k_layer_norm(size_t rows, int M, attn_layer L, double *zhat, double *sigma,
+                             double *X)
+{
+    const size_t r = warp_row();
+    if (r >= rows) {
+        return;
+    }
+    const int lane = threadIdx.x % 32;
+    double *z = zhat + r * M, *x = X + r * M;
+    double sum = 0.0;
+    for (int a = lane; a < M; a += 32) {
+        const double v = (z[a] + (L.b_out ? L.b_out[a] : 0.0)) + x[a];
+        z[a] = v;
+        sum += v;
+    }
+    const double mean = warp_sum(sum) / M;
+    double var = 0.0;
+    for (int a = lane; a < M; a += 32) {
+        var += (z[a] - mean) * (z[a] - mean);
+    }
+    const double sig = sqrt(warp_sum(var) / M + L.ln_eps);
+    for (int a = lane; a < M; a += 32) {
+        const double zh = (z[a] - mean) / sig;
+        z[a] = zh;
+        x[a] = zh * L.ln_w[a] + L.ln_b[a];
+    }
+    if (lane == 0) {
+        sigma[r] = sig;
+    }
+}
+
+/* Atom i = block: T = (sum_j G_j (x) R_j + padding share) / nnei, over T holding the sum on
+ * entry; D = T T[:M2]^T and TE[t_i] (dpa1.c forward). */
+__global__ void k_descriptor(dpa1_model g, int type0, const int *type, const int *filled, double *T,
+                             double *D)
+{
+    const int i = blockIdx.x, ti = type[i], M = g.M, M2 = g.M2;
+    double *Ti = T + (size_t)i * M * 4;
+    const double *pad =
+        g.pad + (((size_t)type0 * g.ntypes + ti) * (g.nnei + 1) + filled[i]) * M * 4;
+    const double inv = 1.0 / g.nnei;
+    for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
+        Ti[e] = (Ti[e] + pad[e]) * inv;
+    }
+    __syncthreads();
+    double *Di = D + (size_t)i * g.dim;
+    for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
+        const double *Ta = Ti + 4 * (e / M2), *Tb = Ti + 4 * (e % M2);
+        Di[e] = Ta[0] * Tb[0] + Ta[1] * Tb[1] + Ta[2] * Tb[2] + Ta[3] * Tb[3];
+    }
+    for (int t = threadIdx.x; t < g.tebd_dim && g.concat_output_tebd; t += blockDim.x) {
+        Di[M * M2 + t] = g.type_embd[(size_t)ti * g.tebd_dim + t];
+    }
+}
+
+/* ---- backward kernels ---------------------------------------------------------------------- */
+
+/* p[0..n) = v. */
+__global__ void k_fill(size_t n, double v, double *p)
+{
+    const size_t e = thread_index();
+    if (e < n) {
+        p[e] = v;
+    }
+}
+
+/* Atom i = block: gamma[a][c] = dE/dT[a][c] / nnei with D[a][b] = T[a] . T[b], b < M2 (dpa1.c
+ * hmd_dpa1_backward). */
+__global__ void k_gamma(dpa1_model g, const double *T, const double *dD, double *gamma)
+{
+    const int i = blockIdx.x, M = g.M, M2 = g.M2;
+    const double *Ti = T + (size_t)i * M * 4, *dDi = dD + (size_t)i * g.dim;
+    for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
+        const int a = e / 4, c = e % 4;
+        double v = 0.0;
+        for (int b = 0; b < M2; b++) {
+            v += dDi[a * M2 + b] * Ti[4 * b + c];
+        }
+        if (a < M2) {
+            for (int a2 = 0; a2 < M; a2++) {
+                v += dDi[a2 * M2 + a] * Ti[4 * a2 + c];
+            }
+        }
+        gamma[(size_t)i * M * 4 + e] = v / g.nnei;
+    }
+}
+
+/* Layer norm backward, one row per warp: dX = (dzhat - mean(dzhat) - zhat mean(dzhat zhat)) /
+ * sigma with dzhat = dY w (dpa1.c attention_backward). */
+__global__ void k_layer_norm_backward(size_t rows, int M, attn_layer L, const double *zhat,
+                                      const double *sigma, const double *dY, double *dX)
+{
+    const size_t r = warp_row();
+    if (r >= rows) {
+        return;
+    }
+    const int lane = threadIdx.x % 32;
+    const double *zh = zhat + r * M, *dy = dY + r * M;
+    double m1 = 0.0, m2 = 0.0;
+    for (int a = lane; a < M; a += 32) {
+        const double dz = dy[a] * L.ln_w[a];
+        m1 += dz;
+        m2 += dz * zh[a];
+    }
+    m1 = warp_sum(m1) / M;
+    m2 = warp_sum(m2) / M;
+    const double sig = sigma[r];
+    for (int a = lane; a < M; a += 32) {
+        dX[r * M + a] = (dy[a] * L.ln_w[a] - m1 - zh[a] * m2) / sig;
+    }
+}
+
+/* Through A' = A F and the softmax, one row j per warp (dpa1.c attention_backward): dA holds
+ * dE/dA' on entry and dE/dS on return; writes A' (for dV), and the pair coefficients whose
+ * symmetric sums k_pair_reduce turns into dE/d rhat (Cd, dotr) and dE/d sw (Cs, smooth). Zero
+ * outside live x live. */
+__global__ void k_softmax_backward(dpa1_model g, size_t rows, const int *live, const double *sw,
+                                   const double *rhat, const double *S, const double *A, double *dA,
+                                   double *Ap, double *Cd, double *Cs)
+{
+    const size_t r = warp_row();
+    if (r >= rows) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, n = g.nnei;
+    const size_t base = r / n * n, o = r * n;
+    if (!live[r]) {
+        for (int k = lane; k < n; k += 32) {
+            dA[o + k] = Ap[o + k] = Cd[o + k] = Cs[o + k] = 0.0;
+        }
+        return;
+    }
+    double rowsum = 0.0; /* sum_k A_jk dE/dA_jk */
+    for (int k = lane; k < n; k += 32) {
+        if (live[base + k]) {
+            double fsw, fd;
+            gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
+            rowsum += A[o + k] * (dA[o + k] * (fsw * fd));
+        }
+    }
+    rowsum = warp_sum(rowsum);
+    const double swj = sw[r];
+    for (int k = lane; k < n; k += 32) {
+        double ap = 0.0, cd = 0.0, cs = 0.0, ds = 0.0;
+        if (live[base + k]) {
+            double fsw, fd;
+            gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
+            const double a = A[o + k], dap = dA[o + k];
+            ap = a * (fsw * fd);
+            cd = g.dotr ? dap * a * fsw : 0.0;
+            ds = a * (dap * (fsw * fd) - rowsum);
+            if (g.smooth) {
+                /* S' = (S + 20) sw_j sw_k - 20, and A' carries sw_j sw_k */
+                cs = dap * a * fd + ds * (S[o + k] + ATTN_SHIFT);
+                ds *= swj * sw[base + k];
+            }
+        }
+        dA[o + k] = ds;
+        Ap[o + k] = ap;
+        Cd[o + k] = cd;
+        Cs[o + k] = cs;
+    }
+}
+
+/* One row j per warp: drhat_j += sum_k (Cd_jk + Cd_kj) rhat_k, dsw_j += sum_k (Cs_jk + Cs_kj)
+ * sw_k (the CPU adds both ends of each pair in its loop). */
+__global__ void k_pair_reduce(dpa1_model g, size_t rows, const int *live, const double *sw,
+                              const double *rhat, const double *Cd, const double *Cs, double *dsw,
+                              double *drhat)
+{
+    const size_t r = warp_row();
+    if (r >= rows || !live[r]) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, n = g.nnei, j = (int)(r % n);
+    const size_t base = r - j;
+    double acc[4] = {0, 0, 0, 0};
+    for (int k = lane; k < n; k += 32) {
+        const size_t rk = base + k;
+        const double cd = Cd[r * n + k] + Cd[rk * n + j];
+        const double cs = Cs[r * n + k] + Cs[rk * n + j];
+        for (int q = 0; q < 3; q++) {
+            acc[q] += cd * rhat[3 * rk + q];
+        }
+        acc[3] += cs * sw[rk];
+    }
+    for (int q = 0; q < 4; q++) {
+        acc[q] = warp_sum(acc[q]);
+    }
+    if (lane == 0) {
+        for (int q = 0; q < 3; q++) {
+            drhat[3 * r + q] += acc[q];
+        }
+        dsw[r] += acc[3];
+    }
+}
+
+/* Back through q~ = c x / |x| (normalize) or c x, one (row, part) per warp, in place on dQKV;
+ * x / |x| = q~ / c (dpa1.c attention_backward). */
+__global__ void k_qkv_backward(dpa1_model g, size_t rows, const double *qkv, const double *qkvn,
+                               double *dQKV)
+{
+    const size_t w = warp_row();
+    if (w >= rows * 3) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, H = g.H;
+    const double *q = qkv + w * H;
+    double *d = dQKV + w * H;
+    const double norm = qkvn[w], c = w % 3 == 0 ? g.scaling : 1.0;
+    if (g.normalize && norm > NORM_EPS) {
+        double dot = 0.0;
+        for (int h = lane; h < H; h += 32) {
+            dot += q[h] * d[h];
+        }
+        dot = warp_sum(dot) / c; /* u . g, u = x / |x| */
+        for (int h = lane; h < H; h += 32) {
+            d[h] = c * (d[h] - q[h] / c * dot) / norm;
+        }
+    } else {
+        for (int h = lane; h < H; h += 32) {
+            d[h] *= c / norm;
+        }
+    }
+}
+
+/* Strip mode, one row per warp: dE/dg_s = dE/dG0 (1 + gate w), in place; smooth: dE/d sw +=
+ * dE/dG0 . (g_s gate) (dpa1.c hmd_dpa1_backward). */
+__global__ void k_strip_backward(dpa1_model g, size_t rows, const int *type, const int *live,
+                                 const int *tj, const double *sw, const double *gs, double *dG,
+                                 double *dsw)
+{
+    const size_t r = warp_row();
+    if (r >= rows) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, M = g.M;
+    const double *gate = gate_row(g, type[r / g.nnei], tj[r]);
+    const double w = g.smooth ? sw[r] : 1.0;
+    double acc = 0.0;
+    for (int a = lane; a < M; a += 32) {
+        const double d = dG[r * M + a];
+        acc += d * gs[r * M + a] * gate[a];
+        dG[r * M + a] = d * (gate[a] * w + 1.0);
+    }
+    acc = warp_sum(acc);
+    if (g.smooth && live[r] && lane == 0) {
+        dsw[r] += acc;
+    }
+}
+
+/* dz = act'(kept) g idt (mlp.c hmd_mlp_backward). */
+__global__ void k_dense_backward_dz(size_t rows, hmd_cuda_layer L, const double *kept,
+                                    const double *g, double *dz)
+{
+    const size_t e = thread_index();
+    if (e < rows * L.n_out) {
+        const int o = (int)(e % L.n_out);
+        dz[e] = hmd_act_grad(L.act, &L.silut, kept[e]) * (L.idt ? g[e] * L.idt[o] : g[e]);
+    }
+}
+
+/* dx += skip^T g. */
+__global__ void k_dense_backward_skip(size_t rows, hmd_cuda_layer L, const double *g, double *dx)
+{
+    const size_t e = thread_index();
+    if (e < rows * L.n_in) {
+        const size_t r = e / L.n_in;
+        const int q = (int)(e % L.n_in);
+        const double *gr = g + r * L.n_out;
+        dx[e] += L.resnet == HMD_RESNET_DOUBLE ? gr[q] + gr[q + L.n_in] : gr[q];
+    }
+}
+
+/* Compressed embedding, one row per warp: dE/dR0 = dE/dg . dg/dR0. */
+__global__ void k_table_backward(size_t rows, int M, const double *dg, const double *dydx,
+                                 double *dr0)
+{
+    const size_t r = warp_row();
+    if (r >= rows) {
+        return;
+    }
+    double acc = 0.0;
+    for (int a = threadIdx.x % 32; a < M; a += 32) {
+        acc += dg[r * M + a] * dydx[r * M + a];
+    }
+    acc = warp_sum(acc);
+    if (threadIdx.x % 32 == 0) {
+        dr0[r] = acc;
+    }
+}
+
+/* Atom i = block, its slots over the threads (dpa1.c hmd_dpa1_backward, then dp_eval.c
+ * scatter_pass): dE/dR = dR + dE/dR0 (dr0 [rows], `dr0_stride` apart) + the rhat term, then
+ * dE/dd_ij through the normalisation, the Jacobian and the switch; forces by atomics, the
+ * virial of centres i < ncount. */
+__global__ void k_force(dpa1_model g, int ncount, const double *x, const int *type,
+                        const int *slots, const int *live, const double *dRin, const double *dr0,
+                        int dr0_stride, const double *rhat, const double *unorm,
+                        const double *drhat, const double *dsw, double *f, double *virial)
+{
+    __shared__ double vir[9];
+    const int i = blockIdx.x, ti = type[i], nnei = g.nnei;
+    const bool counted = i < ncount;
+    if (threadIdx.x < 9) {
+        vir[threadIdx.x] = 0.0;
+    }
+    __syncthreads();
+    double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int j = threadIdx.x; j < nnei; j += blockDim.x) {
+        const size_t e = (size_t)i * nnei + j;
+        if (!live[e]) {
+            continue;
+        }
+        double dR[4];
+        for (int c = 0; c < 4; c++) {
+            dR[c] = dRin[4 * e + c];
+        }
+        dR[0] += dr0[e * dr0_stride];
+        if (g.dotr) {
+            /* rhat = u / max(|u|, eps), u = R[1:4] */
+            const double *rh = rhat + 3 * e, *drh = drhat + 3 * e;
+            const double un = unorm[e];
+            if (un > NORM_EPS) {
+                const double dot = rh[0] * drh[0] + rh[1] * drh[1] + rh[2] * drh[2];
+                for (int c = 0; c < 3; c++) {
+                    dR[1 + c] += (drh[c] - rh[c] * dot) / un;
+                }
+            } else {
+                for (int c = 0; c < 3; c++) {
+                    dR[1 + c] += drh[c] / NORM_EPS;
+                }
+            }
+        }
+        const int nb = slots[e];
+        double d[3], raw[4], jac[4][3], s, ds;
+        for (int k = 0; k < 3; k++) {
+            d[k] = x[3 * nb + k] - x[3 * i + k];
+        }
+        hmd_env_row(d, g.rcut_smth, g.rcut, g.protection, raw, jac);
+        const double rr = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        hmd_env_switch(rr, g.rcut_smth, g.rcut, &s, &ds);
+        const double *std = g.dstd + ((size_t)ti * nnei + j) * 4;
+        double gr[3];
+        for (int k = 0; k < 3; k++) {
+            double v = dsw[e] * ds * d[k] / rr;
+            for (int c = 0; c < 4; c++) {
+                v += dR[c] / std[c] * jac[c][k];
+            }
+            gr[k] = v;
+            atomicAdd(&f[3 * nb + k], -v);
+            atomicAdd(&f[3 * i + k], v);
+        }
+        for (int a = 0; a < 3 && counted; a++) {
+            for (int b = 0; b < 3; b++) {
+                w[3 * a + b] -= gr[a] * d[b];
+            }
+        }
+    }
+    for (int q = 0; q < 9 && counted; q++) {
+        atomicAdd(&vir[q], w[q]);
+    }
+    __syncthreads();
+    if (counted && threadIdx.x < 9) {
+        atomicAdd(&virial[threadIdx.x], vir[threadIdx.x]);
+    }
+}
+
+/* ---- host helpers -------------------------------------------------------------------------- */
+
+/* Blocks for one thread per element. */
+unsigned blocks_for(size_t n)
+{
+    return (unsigned)((n + THREADS - 1) / THREADS);
+}
+
+/* Blocks for one warp per row. */
+unsigned warp_blocks(size_t rows)
+{
+    return (unsigned)((rows + WARPS - 1) / WARPS);
+}
+
+/* A row-major operand of gemm(): `stride` doubles between the matrices of a batch. */
+struct operand {
+    const double *p;
+    int ld;
+    long long stride;
+};
+
+/* Row-major C = op(A) op(B) + beta C for `batch` matrices: op(A) m x k (A stored k x m when ta),
+ * op(B) k x n (B stored n x k when tb), leading dimensions as row strides. cuBLAS is
+ * column-major, so it is asked for C^T = op(B)^T op(A)^T. */
+int gemm(cublasHandle_t blas, const char *what, int batch, int m, int n, int k, bool ta, operand A,
+         bool tb, operand B, double beta, double *C, int ldc, long long stride_c)
+{
+    const double one = 1.0;
+    const cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasStatus_t st =
+        batch == 1 ? cublasDgemm(blas, opb, opa, n, m, k, &one, B.p, B.ld, A.p, A.ld, &beta, C, ldc)
+                   : cublasDgemmStridedBatched(blas, opb, opa, n, m, k, &one, B.p, B.ld, B.stride,
+                                               A.p, A.ld, A.stride, &beta, C, ldc, stride_c, batch);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: DPA-1 %s failed (status %d)", what, (int)st);
+    }
+    return HMD_OK;
+}
+
+/* A matrix not in a batch. */
+operand single(const double *p, int ld)
+{
+    return operand{p, ld, 0};
+}
+
+/* Takes 256-byte aligned arrays off a base pointer, or only counts them when base is NULL. */
+struct carver {
+    double *base;
+    size_t used; /* doubles */
+    template <typename X> X *take(size_t n)
+    {
+        X *p = base ? (X *)(base + used) : NULL;
+        used += (n * sizeof(X) + 255) / 256 * (256 / sizeof(double));
+        return p;
+    }
+};
+
+/* Carves the scratch of `cap` atoms from base (NULL: counts only); returns the doubles used. */
+size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *base, scratch *s)
+{
+    const dpa1_model &g = a->g;
+    const size_t n = (size_t)g.nnei, rows = cap * n, M = (size_t)g.M, H = (size_t)g.H;
+    carver c{base, 0};
+    s->slots = c.take<int>(rows);
+    s->live = c.take<int>(rows);
+    s->tj = c.take<int>(rows);
+    s->filled = c.take<int>(cap);
+    s->nlive = c.take<int>(cap);
+    s->R = c.take<double>(rows * 4);
+    s->sw = c.take<double>(rows);
+    s->rhat = c.take<double>(rows * 3);
+    s->unorm = c.take<double>(rows);
+    s->emb_kept = c.take<double>(rows * (g.compressed ? M : (size_t)a->emb_width_sum));
+    s->gs = g.strip ? c.take<double>(rows * M) : NULL;
+    s->G = c.take<double>(rows * M);
+    for (int l = 0; l < a->nlayers; l++) {
+        layer_keep &k = s->layer[l];
+        k.qkv = c.take<double>(rows * 3 * H);
+        k.qkvn = c.take<double>(rows * 3);
+        k.S = c.take<double>(rows * n);
+        k.A = c.take<double>(rows * n);
+        k.zhat = c.take<double>(rows * M);
+        k.sigma = c.take<double>(rows);
+    }
+    s->T = c.take<double>(cap * M * 4);
+    s->gamma = c.take<double>(cap * M * 4);
+    s->dR = c.take<double>(rows * 4);
+    s->dsw = c.take<double>(rows);
+    s->drhat = c.take<double>(rows * 3);
+    s->dY = c.take<double>(rows * M);
+    s->dX = c.take<double>(rows * M);
+    /* the attention temporaries and the embedding work are never live together */
+    const size_t shared = c.used;
+    s->dO = c.take<double>(rows * H);
+    s->dA = c.take<double>(rows * n);
+    s->Ap = c.take<double>(rows * n);
+    s->Cd = c.take<double>(rows * n);
+    s->Cs = c.take<double>(rows * n);
+    s->dQKV = c.take<double>(rows * 3 * H);
+    const size_t attention_end = c.used;
+    c.used = shared;
+    for (double *&e : s->e) {
+        e = c.take<double>(rows * (size_t)a->wmax);
+    }
+    return std::max(attention_end, c.used);
+}
+
+/* Scratch for nlocal atoms (with room to spare); kept when large enough. */
+int reserve_scratch(hmd_cuda_dpa1 *a, int nlocal)
+{
+    if (nlocal <= a->cap) {
+        return HMD_OK;
+    }
+    const size_t cap = (size_t)nlocal + nlocal / 8 + 16;
+    scratch s;
+    const size_t bytes = carve(a, cap, NULL, &s) * sizeof(double);
+    cudaFree(a->buf);
+    a->buf = NULL;
+    a->buf_bytes = 0;
+    a->cap = 0;
+    a->generation++; /* the old pointers are gone, whatever happens next */
+    if (cudaMalloc((void **)&a->buf, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        a->buf = NULL;
+        return hmd_error_set(HMD_ENOMEM,
+                             "GPU: out of device memory for the DPA-1 scratch of %d atoms (%.2f "
+                             "GiB, %.1f MB per atom); use more GPUs or fewer atoms per GPU",
+                             nlocal, bytes / 1073741824.0, bytes / (double)cap / 1e6);
+    }
+    a->buf_bytes = bytes;
+    a->cap = (int)cap;
+    carve(a, cap, a->buf, &a->s);
+    return HMD_OK;
+}
+
+/* Copies `bytes` of src to a new device array *dst that the context owns. */
+int upload(hmd_cuda_dpa1 *a, const void *src, size_t bytes, const double **dst)
+{
+    void *p = NULL;
+    HMD_CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
+    a->owned.push_back(p);
+    a->bytes += bytes;
+    if (bytes) {
+        HMD_CUDA_CHECK(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice));
+    }
+    *dst = (const double *)p;
+    return HMD_OK;
+}
+
+/* Uploads a dense layer's w, b and idt; b and idt stay NULL when absent. */
+int upload_dense(hmd_cuda_dpa1 *a, const hmd_dense *L, const double **w, const double **b,
+                 const double **idt)
+{
+    *b = NULL;
+    if (idt) {
+        *idt = NULL;
+    }
+    int rc = upload(a, L->w, sizeof(double) * L->n_in * L->n_out, w);
+    if (!rc && L->b) {
+        rc = upload(a, L->b, sizeof(double) * L->n_out, b);
+    }
+    if (!rc && L->idt && idt) {
+        rc = upload(a, L->idt, sizeof(double) * L->n_out, idt);
+    }
+    return rc;
+}
+
+/* The embedding net into a->emb, with its widths (emb_width_sum, wmax). */
+int upload_embedding(hmd_cuda_dpa1 *a, const hmd_mlp *net)
+{
+    if (net->nlayers > HMD_CUDA_MAX_LAYERS) {
+        return hmd_error_set(HMD_ENOTSUP, "GPU: DPA-1 embedding nets of more than %d layers",
+                             HMD_CUDA_MAX_LAYERS);
+    }
+    if (net->nlayers == 0) {
+        return hmd_error_set(HMD_EDATA, "GPU: DPA-1 model without an embedding net");
+    }
+    a->emb.nlayers = net->nlayers;
+    for (int l = 0; l < net->nlayers; l++) {
+        const hmd_dense *L = &net->layers[l];
+        hmd_cuda_layer &D = a->emb.L[l];
+        D.n_in = L->n_in;
+        D.n_out = L->n_out;
+        D.act = L->act;
+        D.silut = L->silut;
+        D.resnet = L->resnet;
+        int rc = upload_dense(a, L, &D.w, &D.b, &D.idt);
+        if (rc) {
+            return rc;
+        }
+        a->emb_width_sum += L->n_out;
+        a->wmax = std::max(a->wmax, L->n_out);
+    }
+    return HMD_OK;
+}
+
+/* The attention layers into a->layers. */
+int upload_attention(hmd_cuda_dpa1 *a, const hmd_dpa1 *d)
+{
+    if (d->nlayers > HMD_CUDA_MAX_LAYERS) {
+        return hmd_error_set(HMD_ENOTSUP, "GPU: DPA-1 with more than %d attention layers",
+                             HMD_CUDA_MAX_LAYERS);
+    }
+    a->nlayers = d->nlayers;
+    a->layers.resize(d->nlayers);
+    for (int l = 0; l < d->nlayers; l++) {
+        const hmd_attn_layer *L = &d->layers[l];
+        attn_layer &D = a->layers[l];
+        D.ln_eps = L->ln_eps;
+        int rc = upload_dense(a, &L->in_proj, &D.w_in, &D.b_in, NULL);
+        if (!rc) {
+            rc = upload_dense(a, &L->out_proj, &D.w_out, &D.b_out, NULL);
+        }
+        if (!rc) {
+            rc = upload(a, L->ln_w, sizeof(double) * d->M, &D.ln_w);
+        }
+        if (!rc) {
+            rc = upload(a, L->ln_b, sizeof(double) * d->M, &D.ln_b);
+        }
+        if (rc) {
+            return rc;
+        }
+    }
+    return HMD_OK;
+}
+
+/* The padding tables of every possible type of atom 0, made by the CPU reference. */
+int upload_pad_tables(hmd_cuda_dpa1 *a, const hmd_dp_model *m)
+{
+    const size_t per = hmd_dpa1_pad_table_doubles(m);
+    std::vector<double> table(per * m->ntypes), buf(hmd_dpa1_scratch_doubles(m));
+    std::vector<int> ibuf(hmd_dpa1_scratch_ints(m));
+    hmd_dpa1_scratch sc = {m, buf.data(), ibuf.data()};
+    for (int t0 = 0; t0 < m->ntypes; t0++) {
+        hmd_dpa1_pad_table(m, t0, &sc, table.data() + per * t0);
+    }
+    return upload(a, table.data(), table.size() * sizeof(double), &a->g.pad);
+}
+
+/* Everything the kernels read of the DPA-1 model m into a->g and the owned arrays; refuses
+ * what this path lacks. */
+int upload_model(hmd_cuda_dpa1 *a, const hmd_dp_model *m)
+{
+    const hmd_dpa1 *d = &m->dpa1;
+    const int nt = m->ntypes;
+    if (m->kind != HMD_DESCRIPTOR_DPA1) {
+        return hmd_error_set(HMD_ENOTSUP, "GPU: not a DPA-1 model");
+    }
+    if (nt > HMD_CUDA_MAX_TYPES) {
+        return hmd_error_set(HMD_ENOTSUP, "GPU: DPA-1 models of at most %d types",
+                             HMD_CUDA_MAX_TYPES);
+    }
+    if (d->table && !d->strip) {
+        return hmd_error_set(HMD_ENOTSUP, "GPU: a DPA-1 compression table in concat mode");
+    }
+    dpa1_model &g = a->g;
+    g = dpa1_model{};
+    g.ntypes = nt;
+    g.nnei = d->nnei;
+    g.M = d->M;
+    g.M2 = d->M2;
+    g.H = d->H;
+    g.tebd_dim = d->tebd_dim;
+    g.ke = d->strip ? 1 : 1 + (d->type_one_side ? 1 : 2) * d->tebd_dim;
+    g.dim = m->dim_descrpt;
+    g.strip = d->strip;
+    g.type_one_side = d->type_one_side;
+    g.smooth = d->smooth;
+    g.dotr = d->dotr;
+    g.normalize = d->normalize;
+    g.concat_output_tebd = d->concat_output_tebd;
+    g.compressed = d->table != NULL;
+    g.scaling = d->scaling;
+    g.rcut = m->rcut;
+    g.rcut_smth = m->rcut_smth;
+    g.protection = m->env_protection;
+    for (int k = 0; k < nt * nt; k++) {
+        g.exclude[k] = d->exclude[k];
+        g.pair_exclude[k] = m->pair_exclude[k];
+    }
+    const size_t nstat = (size_t)nt * d->nnei * 4;
+    const size_t nstrip = (size_t)(d->type_one_side ? nt + 1 : (nt + 1) * (nt + 1)) * d->M;
+    int rc = upload(a, d->davg, nstat * sizeof(double), &g.davg);
+    if (!rc) {
+        rc = upload(a, d->dstd, nstat * sizeof(double), &g.dstd);
+    }
+    if (!rc) {
+        rc = upload(a, d->type_embd, (size_t)(nt + 1) * d->tebd_dim * sizeof(double), &g.type_embd);
+    }
+    if (!rc && d->strip) {
+        rc = upload(a, d->strip_table, nstrip * sizeof(double), &g.strip_table);
+    }
+    if (!rc && g.compressed) {
+        g.table = *d->table;
+        const double *coef = NULL;
+        rc =
+            upload(a, d->table->coef, (size_t)d->table->nspline * 6 * d->M * sizeof(double), &coef);
+        g.table.coef = (double *)coef;
+    }
+    a->wmax = std::max(g.ke, g.M);
+    if (!rc && !g.compressed) {
+        rc = upload_embedding(a, &d->emb);
+    }
+    if (!rc) {
+        rc = upload_attention(a, d);
+    }
+    if (!rc) {
+        rc = upload_pad_tables(a, m);
+    }
+    return rc;
+}
+
+/* Dynamic shared memory of k_select for a neighbour list of `cap` entries per atom. */
+size_t select_bytes(int cap)
+{
+    return (size_t)cap * (sizeof(double) + sizeof(int)) + 2 * sizeof(int);
+}
+
+/* G0 of every row: the embedding net (or table) on the inputs in s.e[0], then the strip gate;
+ * into s.G. */
+int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, size_t rows,
+                      const int *d_type)
+{
+    const dpa1_model &g = a->g;
+    const scratch &s = a->s;
+    double *out = g.strip ? s.gs : s.G;
+    if (g.compressed) {
+        k_table_forward<<<blocks_for(rows * g.M), THREADS, 0, st>>>(g, rows, s.e[0], out,
+                                                                    s.emb_kept);
+        HMD_CUDA_LAUNCHED("k_table_forward");
+    } else {
+        const double *in = s.e[0];
+        double *kept = s.emb_kept;
+        for (int l = 0; l < a->emb.nlayers; l++) {
+            const hmd_cuda_layer &L = a->emb.L[l];
+            double *y = l == a->emb.nlayers - 1 ? out : s.e[1 + l % 2];
+            int rc = gemm(blas, "embedding layer", 1, (int)rows, L.n_out, L.n_in, false,
+                          single(in, L.n_in), false, single(L.w, L.n_out), 0.0, y, L.n_out, 0);
+            if (rc) {
+                return rc;
+            }
+            k_dense_forward<<<blocks_for(rows * L.n_out), THREADS, 0, st>>>(rows, L, in, y, kept);
+            HMD_CUDA_LAUNCHED("k_dense_forward");
+            kept += rows * L.n_out;
+            in = y;
+        }
+    }
+    if (g.strip) {
+        k_strip_gate<<<blocks_for(rows * g.M), THREADS, 0, st>>>(g, rows, d_type, s.tj, s.sw, s.gs,
+                                                                 s.G);
+        HMD_CUDA_LAUNCHED("k_strip_gate");
+    }
+    return HMD_OK;
+}
+
+/* Attention layer l over s.G in place (dpa1.c attention_forward). */
+int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int l)
+{
+    const dpa1_model &g = a->g;
+    const scratch &s = a->s;
+    const attn_layer &L = a->layers[l];
+    const layer_keep &k = s.layer[l];
+    const int n = g.nnei, M = g.M, H = g.H;
+    const size_t rows = (size_t)nlocal * n;
+    const long long sq = (long long)n * 3 * H, sn = (long long)n * n, sh = (long long)n * H;
+    /* [Q | K | V] = G W_in, then + b_in, normalised and scaled */
+    int rc = gemm(blas, "in_proj", 1, (int)rows, 3 * H, M, false, single(s.G, M), false,
+                  single(L.w_in, 3 * H), 0.0, k.qkv, 3 * H, 0);
+    if (rc) {
+        return rc;
+    }
+    k_qkv_prepare<<<warp_blocks(rows * 3), THREADS, 0, st>>>(g, rows, L.b_in, k.qkv, k.qkvn);
+    HMD_CUDA_LAUNCHED("k_qkv_prepare");
+    /* per atom: S = Q K^T */
+    rc = gemm(blas, "Q K^T", nlocal, n, n, H, false, operand{k.qkv, 3 * H, sq}, true,
+              operand{k.qkv + H, 3 * H, sq}, 0.0, k.S, n, sn);
+    if (rc) {
+        return rc;
+    }
+    k_softmax<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, s.live, s.nlive, s.sw, s.rhat, k.S,
+                                                     k.A, s.Ap);
+    HMD_CUDA_LAUNCHED("k_softmax");
+    /* per atom: O = A' V; then P = O W_out into zhat, and the layer norm */
+    rc = gemm(blas, "A' V", nlocal, n, H, n, false, operand{s.Ap, n, sn}, false,
+              operand{k.qkv + 2 * H, 3 * H, sq}, 0.0, s.dO, H, sh);
+    if (!rc) {
+        rc = gemm(blas, "out_proj", 1, (int)rows, M, H, false, single(s.dO, H), false,
+                  single(L.w_out, M), 0.0, k.zhat, M, 0);
+    }
+    if (rc) {
+        return rc;
+    }
+    k_layer_norm<<<warp_blocks(rows), THREADS, 0, st>>>(rows, M, L, k.zhat, k.sigma, s.G);
+    HMD_CUDA_LAUNCHED("k_layer_norm");
+    return HMD_OK;
+}
+
+/* Reverse of attention layer l: dE/dY in dy -> dE/dX in dx; accumulates dE/d sw and
+ * dE/d rhat (dpa1.c attention_backward). */
+int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int l,
+                       const double *dy, double *dx)
+{
+    const dpa1_model &g = a->g;
+    const scratch &s = a->s;
+    const attn_layer &L = a->layers[l];
+    const layer_keep &k = s.layer[l];
+    const int n = g.nnei, M = g.M, H = g.H;
+    const size_t rows = (size_t)nlocal * n;
+    const long long sq = (long long)n * 3 * H, sn = (long long)n * n, sh = (long long)n * H;
+    k_layer_norm_backward<<<warp_blocks(rows), THREADS, 0, st>>>(rows, M, L, k.zhat, k.sigma, dy,
+                                                                 dx);
+    HMD_CUDA_LAUNCHED("k_layer_norm_backward");
+    /* dx = dE/dP (and the residual's share); dO = dP W_out^T; per atom dA' = dO V^T */
+    int rc = gemm(blas, "out_proj backward", 1, (int)rows, H, M, false, single(dx, M), true,
+                  single(L.w_out, M), 0.0, s.dO, H, 0);
+    if (!rc) {
+        rc = gemm(blas, "dO V^T", nlocal, n, n, H, false, operand{s.dO, H, sh}, true,
+                  operand{k.qkv + 2 * H, 3 * H, sq}, 0.0, s.dA, n, sn);
+    }
+    if (rc) {
+        return rc;
+    }
+    k_softmax_backward<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, s.live, s.sw, s.rhat, k.S,
+                                                              k.A, s.dA, s.Ap, s.Cd, s.Cs);
+    HMD_CUDA_LAUNCHED("k_softmax_backward");
+    k_pair_reduce<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, s.live, s.sw, s.rhat, s.Cd, s.Cs,
+                                                         s.dsw, s.drhat);
+    HMD_CUDA_LAUNCHED("k_pair_reduce");
+    /* per atom: dV = A'^T dO, dQ = dS K, dK = dS^T Q */
+    rc = gemm(blas, "A'^T dO", nlocal, n, H, n, true, operand{s.Ap, n, sn}, false,
+              operand{s.dO, H, sh}, 0.0, s.dQKV + 2 * H, 3 * H, sq);
+    if (!rc) {
+        rc = gemm(blas, "dS K", nlocal, n, H, n, false, operand{s.dA, n, sn}, false,
+                  operand{k.qkv + H, 3 * H, sq}, 0.0, s.dQKV, 3 * H, sq);
+    }
+    if (!rc) {
+        rc = gemm(blas, "dS^T Q", nlocal, n, H, n, true, operand{s.dA, n, sn}, false,
+                  operand{k.qkv, 3 * H, sq}, 0.0, s.dQKV + H, 3 * H, sq);
+    }
+    if (rc) {
+        return rc;
+    }
+    k_qkv_backward<<<warp_blocks(rows * 3), THREADS, 0, st>>>(g, rows, k.qkv, k.qkvn, s.dQKV);
+    HMD_CUDA_LAUNCHED("k_qkv_backward");
+    /* dx += dQKV W_in^T */
+    return gemm(blas, "in_proj backward", 1, (int)rows, M, 3 * H, false, single(s.dQKV, 3 * H),
+                true, single(L.w_in, 3 * H), 1.0, dx, M, 0);
+}
+
+/* Reverse of the embedding from dg = dE/dg [rows][M] (the net's output; read only): points *dr0
+ * at dE/dR0 of each row, *stride doubles apart, in the embedding work arrays. */
+int embedding_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, size_t rows,
+                       const double *dg, const double **dr0, int *stride)
+{
+    const dpa1_model &g = a->g;
+    const scratch &s = a->s;
+    if (g.compressed) {
+        k_table_backward<<<warp_blocks(rows), THREADS, 0, st>>>(rows, g.M, dg, s.emb_kept, s.e[0]);
+        HMD_CUDA_LAUNCHED("k_table_backward");
+        *dr0 = s.e[0];
+        *stride = 1;
+        return HMD_OK;
+    }
+    const hmd_cuda_net &net = a->emb;
+    size_t off = rows * a->emb_width_sum;
+    const double *grad = dg;
+    for (int l = net.nlayers - 1; l >= 0; l--) {
+        const hmd_cuda_layer &L = net.L[l];
+        off -= rows * L.n_out;
+        double *dz = s.e[0], *dx = s.e[1 + l % 2]; /* never the buffer grad points into */
+        k_dense_backward_dz<<<blocks_for(rows * L.n_out), THREADS, 0, st>>>(
+            rows, L, s.emb_kept + off, grad, dz);
+        HMD_CUDA_LAUNCHED("k_dense_backward_dz");
+        int rc = gemm(blas, "embedding backward", 1, (int)rows, L.n_in, L.n_out, false,
+                      single(dz, L.n_out), true, single(L.w, L.n_out), 0.0, dx, L.n_in, 0);
+        if (rc) {
+            return rc;
+        }
+        if (L.resnet != HMD_RESNET_NONE) {
+            k_dense_backward_skip<<<blocks_for(rows * L.n_in), THREADS, 0, st>>>(rows, L, grad, dx);
+            HMD_CUDA_LAUNCHED("k_dense_backward_skip");
+        }
+        grad = dx;
+    }
+    *dr0 = grad;
+    *stride = g.ke;
+    return HMD_OK;
+}
+
+} // namespace
+
+int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m)
+{
+    *out = NULL;
+    hmd_cuda_dpa1 *a = new hmd_cuda_dpa1();
+    a->select_smem = SELECT_SMEM;
+    const int rc = upload_model(a, m);
+    if (rc) {
+        hmd_cuda_dpa1_destroy(a);
+        return rc;
+    }
+    *out = a;
+    return HMD_OK;
+}
+
+int hmd_cuda_dpa1_reserve(hmd_cuda_dpa1 *a, int nlocal, int nbr_cap)
+{
+    const size_t smem = select_bytes(nbr_cap);
+    if (smem > a->select_smem) {
+        HMD_CUDA_CHECK(
+            cudaFuncSetAttribute(k_select, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        a->select_smem = smem;
+    }
+    return reserve_scratch(a, nlocal);
+}
+
+int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
+                          int nall, const double *d_x, const int *d_type, int type0,
+                          const hmd_cuda_nbr *nl, double *d_D)
+{
+    const dpa1_model &g = a->g;
+    if (nlocal <= 0) {
+        return HMD_OK;
+    }
+    if (type0 < 0 || type0 >= g.ntypes) {
+        return hmd_error_set(HMD_EDATA, "DPA-1: type %d of atom 0 is not a model type", type0);
+    }
+    int rc = hmd_cuda_dpa1_reserve(a, nlocal, nl->cap);
+    if (rc) {
+        return rc;
+    }
+    if (cublasSetStream(blas, st) != CUBLAS_STATUS_SUCCESS) {
+        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
+    }
+    const scratch &s = a->s;
+    const int n = g.nnei, M = g.M;
+    const size_t rows = (size_t)nlocal * n;
+    k_select<<<nlocal, THREADS, select_bytes(nl->cap), st>>>(g, d_x, d_type, nl->index, nl->count,
+                                                             nl->cap, s.slots, s.filled, s.nlive);
+    HMD_CUDA_LAUNCHED("k_select");
+    k_env<<<blocks_for(rows), THREADS, 0, st>>>(g, rows, d_x, d_type, s.slots, s.live, s.tj, s.R,
+                                                s.sw, s.rhat, s.unorm, s.e[0]);
+    HMD_CUDA_LAUNCHED("k_env");
+    rc = embedding_forward(a, st, blas, rows, d_type);
+    for (int l = 0; l < a->nlayers && !rc; l++) {
+        rc = attention_forward(a, st, blas, nlocal, l);
+    }
+    /* per atom: sum_j G_j (x) R_j = G^T R */
+    if (!rc) {
+        rc = gemm(blas, "G^T R", nlocal, M, 4, n, true, operand{s.G, M, (long long)n * M}, false,
+                  operand{s.R, 4, (long long)n * 4}, 0.0, s.T, 4, (long long)M * 4);
+    }
+    if (rc) {
+        return rc;
+    }
+    k_descriptor<<<nlocal, THREADS, 0, st>>>(g, type0, d_type, s.filled, s.T, d_D);
+    HMD_CUDA_LAUNCHED("k_descriptor");
+    return HMD_OK;
+}
+
+int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
+                           int nall, int ncount, const double *d_x, const int *d_type,
+                           const double *d_dD, double *d_f, double *d_virial)
+{
+    if (nlocal <= 0) {
+        return HMD_OK;
+    }
+    if (nlocal > a->cap) {
+        return hmd_error_set(HMD_ESOFTWARE, "DPA-1 backward of %d atoms without their forward",
+                             nlocal);
+    }
+    if (cublasSetStream(blas, st) != CUBLAS_STATUS_SUCCESS) {
+        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
+    }
+    const dpa1_model &g = a->g;
+    const scratch &s = a->s;
+    const int n = g.nnei, M = g.M;
+    const size_t rows = (size_t)nlocal * n;
+    k_gamma<<<nlocal, THREADS, 0, st>>>(g, s.T, d_dD, s.gamma);
+    HMD_CUDA_LAUNCHED("k_gamma");
+    /* per atom: dE/dG = R gamma^T, dE/dR (through T) = G gamma */
+    int rc = gemm(blas, "R gamma^T", nlocal, n, M, 4, false, operand{s.R, 4, (long long)n * 4},
+                  true, operand{s.gamma, 4, (long long)M * 4}, 0.0, s.dY, M, (long long)n * M);
+    if (!rc) {
+        rc = gemm(blas, "G gamma", nlocal, n, 4, M, false, operand{s.G, M, (long long)n * M}, false,
+                  operand{s.gamma, 4, (long long)M * 4}, 0.0, s.dR, 4, (long long)n * 4);
+    }
+    if (rc) {
+        return rc;
+    }
+    k_fill<<<blocks_for(rows), THREADS, 0, st>>>(rows, 0.0, s.dsw);
+    HMD_CUDA_LAUNCHED("k_fill");
+    k_fill<<<blocks_for(rows * 3), THREADS, 0, st>>>(rows * 3, 0.0, s.drhat);
+    HMD_CUDA_LAUNCHED("k_fill");
+    double *dy = s.dY, *dx = s.dX;
+    for (int l = a->nlayers - 1; l >= 0; l--) {
+        rc = attention_backward(a, st, blas, nlocal, l, dy, dx);
+        if (rc) {
+            return rc;
+        }
+        std::swap(dy, dx);
+    }
+    /* dy = dE/dG0 */
+    if (g.strip) {
+        k_strip_backward<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, d_type, s.live, s.tj, s.sw,
+                                                                s.gs, dy, s.dsw);
+        HMD_CUDA_LAUNCHED("k_strip_backward");
+    }
+    const double *dr0;
+    int stride;
+    rc = embedding_backward(a, st, blas, rows, dy, &dr0, &stride);
+    if (rc) {
+        return rc;
+    }
+    k_force<<<nlocal, THREADS, 0, st>>>(g, ncount > 0 ? ncount : nlocal, d_x, d_type, s.slots,
+                                        s.live, s.dR, dr0, stride, s.rhat, s.unorm, s.drhat, s.dsw,
+                                        d_f, d_virial);
+    HMD_CUDA_LAUNCHED("k_force");
+    return HMD_OK;
+}
+
+unsigned long hmd_cuda_dpa1_generation(const hmd_cuda_dpa1 *a)
+{
+    return a->generation;
+}
+
+size_t hmd_cuda_dpa1_device_bytes(const hmd_cuda_dpa1 *a)
+{
+    return a ? a->bytes + a->buf_bytes : 0;
+}
+
+void hmd_cuda_dpa1_destroy(hmd_cuda_dpa1 *a)
+{
+    if (!a) {
+        return;
+    }
+    for (void *p : a->owned) {
+        cudaFree(p);
+    }
+    cudaFree(a->buf);
+    delete a;
+}
