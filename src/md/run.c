@@ -121,8 +121,8 @@ static int read_parameters(struct md *md)
     snprintf(md->p.model, sizeof md->p.model, "%s", model);
     if (md->p.precision == HMD_PRECISION_MIXED) {
         return hmd_error_set(HMD_ENOTSUP,
-                             "precision = mixed needs the CUDA backend; the CPU backend runs in "
-                             "double");
+                             "precision = mixed is not in this version: both backends run the "
+                             "networks in double (precision = double)");
     }
     return HMD_OK;
 }
