@@ -158,6 +158,66 @@ __device__ size_t thread_index()
     return (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 }
 
+/* |d| rounded as the CPU rounds it (no fused multiply-add). */
+__device__ double norm_rn(const double d[3])
+{
+    return sqrt(
+        __dadd_rn(__dadd_rn(__dmul_rn(d[0], d[0]), __dmul_rn(d[1], d[1])), __dmul_rn(d[2], d[2])));
+}
+
+/* nnp/env_mat.h's hmd_env_switch and hmd_env_row with every product and sum rounded as the CPU
+ * rounds them (__dmul_rn and __dadd_rn are never contracted into a fused multiply-add). Needed
+ * bit for bit: near rc, s = u^3 p(u) + 1 cancels to ~1e-13, where one rounding of the sum is a
+ * relative 1e-4 of s, and |R[1:4]| falls below the 1e-12 of rhat's clamp, so rhat = R[1:4] / 1e-12
+ * carries that error into every attention weight of the centre (DPA-1 goldens' "sensitive"
+ * pairs); with contraction the GPU's s differed there by 1e-4 and forces far from the pair by
+ * 1e-7. */
+__device__ void env_switch_rn(double r, double rs, double rc, double *s, double *ds)
+{
+    if (r <= rs) {
+        *s = 1.0;
+        *ds = 0.0;
+    } else if (r >= rc) {
+        *s = 0.0;
+        *ds = 0.0;
+    } else {
+        const double w = rc - rs, u = (r - rs) / w;
+        const double u2 = __dmul_rn(u, u), u3 = __dmul_rn(u2, u);
+        const double p = __dadd_rn(__dadd_rn(__dmul_rn(-6.0, u2), __dmul_rn(15.0, u)), -10.0);
+        *s = __dadd_rn(__dmul_rn(u3, p), 1.0);
+        *ds = __dadd_rn(__dmul_rn(__dmul_rn(3.0, u2), p),
+                        __dmul_rn(u3, __dadd_rn(__dmul_rn(-12.0, u), 15.0))) /
+              w;
+    }
+}
+
+__device__ void env_row_rn(const double d[3], double rs, double rc, double protection,
+                           double row[4], double jac[4][3])
+{
+    const double r = norm_rn(d);
+    double s, ds;
+    env_switch_rn(r, rs, rc, &s, &ds);
+    const double q = r + protection, inv_q = 1.0 / q, inv_q2 = __dmul_rn(inv_q, inv_q);
+    row[0] = __dmul_rn(s, inv_q);
+    for (int c = 0; c < 3; c++) {
+        row[c + 1] = __dmul_rn(__dmul_rn(s, d[c]), inv_q2);
+    }
+    if (!jac) {
+        return;
+    }
+    const double inv_r = 1.0 / r, s_q2 = __dmul_rn(s, inv_q2);
+    const double a0 = __dmul_rn(__dadd_rn(__dmul_rn(ds, inv_q), -s_q2), inv_r);
+    const double a1 = __dmul_rn(
+        __dadd_rn(__dmul_rn(ds, inv_q2), -__dmul_rn(__dmul_rn(__dmul_rn(2.0, s), inv_q2), inv_q)),
+        inv_r);
+    for (int m = 0; m < 3; m++) {
+        jac[0][m] = __dmul_rn(a0, d[m]);
+        for (int c = 0; c < 3; c++) {
+            jac[c + 1][m] = __dadd_rn(__dmul_rn(__dmul_rn(d[c], d[m]), a1), c == m ? s_q2 : 0.0);
+        }
+    }
+}
+
 /* Row of the strip table for centre type ti and neighbour type tj (dpa1.c gate_row). */
 __device__ const double *gate_row(const dpa1_model &g, int ti, int tj)
 {
@@ -260,14 +320,14 @@ __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *typ
         for (int k = 0; k < 3; k++) {
             d[k] = x[3 * nb + k] - x[3 * i + k];
         }
-        hmd_env_row(d, g.rcut_smth, g.rcut, g.protection, raw, NULL);
-        hmd_env_switch(sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), g.rcut_smth, g.rcut, &s, &ds);
+        env_row_rn(d, g.rcut_smth, g.rcut, g.protection, raw, NULL);
+        env_switch_rn(norm_rn(d), g.rcut_smth, g.rcut, &s, &ds);
         const double *avg = g.davg + ((size_t)ti * nnei + j) * 4;
         const double *std = g.dstd + ((size_t)ti * nnei + j) * 4;
         for (int c = 0; c < 4; c++) {
             Rr[c] = (raw[c] - avg[c]) / std[c];
         }
-        un = sqrt(Rr[1] * Rr[1] + Rr[2] * Rr[2] + Rr[3] * Rr[3]);
+        un = norm_rn(Rr + 1);
         const double den = un > NORM_EPS ? un : NORM_EPS;
         for (int c = 0; c < 3; c++) {
             rh[c] = Rr[1 + c] / den;
@@ -772,9 +832,11 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
             const double *rh = rhat + 3 * e, *drh = drhat + 3 * e;
             const double un = unorm[e];
             if (un > NORM_EPS) {
-                const double dot = rh[0] * drh[0] + rh[1] * drh[1] + rh[2] * drh[2];
+                const double dot =
+                    __dadd_rn(__dadd_rn(__dmul_rn(rh[0], drh[0]), __dmul_rn(rh[1], drh[1])),
+                              __dmul_rn(rh[2], drh[2]));
                 for (int c = 0; c < 3; c++) {
-                    dR[1 + c] += (drh[c] - rh[c] * dot) / un;
+                    dR[1 + c] += __dadd_rn(drh[c], -__dmul_rn(rh[c], dot)) / un;
                 }
             } else {
                 for (int c = 0; c < 3; c++) {
@@ -787,15 +849,15 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
         for (int k = 0; k < 3; k++) {
             d[k] = x[3 * nb + k] - x[3 * i + k];
         }
-        hmd_env_row(d, g.rcut_smth, g.rcut, g.protection, raw, jac);
-        const double rr = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-        hmd_env_switch(rr, g.rcut_smth, g.rcut, &s, &ds);
+        env_row_rn(d, g.rcut_smth, g.rcut, g.protection, raw, jac);
+        const double rr = norm_rn(d);
+        env_switch_rn(rr, g.rcut_smth, g.rcut, &s, &ds);
         const double *std = g.dstd + ((size_t)ti * nnei + j) * 4;
         double gr[3];
         for (int k = 0; k < 3; k++) {
-            double v = dsw[e] * ds * d[k] / rr;
+            double v = __dmul_rn(__dmul_rn(dsw[e], ds), d[k]) / rr;
             for (int c = 0; c < 4; c++) {
-                v += dR[c] / std[c] * jac[c][k];
+                v = __dadd_rn(v, __dmul_rn(dR[c] / std[c], jac[c][k]));
             }
             gr[k] = v;
             atomicAdd(&f[3 * nb + k], -v);
@@ -803,7 +865,7 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
         }
         for (int a = 0; a < 3 && counted; a++) {
             for (int b = 0; b < 3; b++) {
-                w[3 * a + b] -= gr[a] * d[b];
+                w[3 * a + b] = __dadd_rn(w[3 * a + b], -__dmul_rn(gr[a], d[b]));
             }
         }
     }
