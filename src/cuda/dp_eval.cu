@@ -505,50 +505,6 @@ __global__ void gather_rows(int rows, int n, const int *order, const double *src
     }
 }
 
-/* y = act(z + b) * idt + skip(x); kept = what hmd_act_keeps_output says (mlp.c dense_forward). */
-__global__ void layer_forward(int rows, hmd_cuda_layer L, const double *x, double *y, double *kept)
-{
-    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= (size_t)rows * L.n_out) {
-        return;
-    }
-    const int o = (int)(e % L.n_out);
-    const size_t r = e / L.n_out;
-    const double z = y[e] + (L.b ? L.b[o] : 0.0);
-    double a = hmd_act(L.act, &L.silut, z);
-    kept[e] = hmd_act_keeps_output(L.act) ? a : z;
-    if (L.idt) {
-        a *= L.idt[o];
-    }
-    if (L.resnet != HMD_RESNET_NONE) {
-        a += x[r * L.n_in + (L.resnet == HMD_RESNET_SAME ? o : o % L.n_in)];
-    }
-    y[e] = a;
-}
-
-/* dz = act'(kept) * g * idt (mlp.c hmd_mlp_backward). */
-__global__ void layer_backward_dz(int rows, hmd_cuda_layer L, const double *kept, const double *g,
-                                  double *dz)
-{
-    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e < (size_t)rows * L.n_out) {
-        const int o = (int)(e % L.n_out);
-        dz[e] = hmd_act_grad(L.act, &L.silut, kept[e]) * (L.idt ? g[e] * L.idt[o] : g[e]);
-    }
-}
-
-/* dx += skip^T g. */
-__global__ void layer_backward_skip(int rows, hmd_cuda_layer L, const double *g, double *dx)
-{
-    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e < (size_t)rows * L.n_in) {
-        const size_t r = e / L.n_in;
-        const int q = (int)(e % L.n_in);
-        const double *gr = g + r * L.n_out;
-        dx[e] += L.resnet == HMD_RESNET_DOUBLE ? gr[q] + gr[q + L.n_in] : gr[q];
-    }
-}
-
 __global__ void fill(size_t n, double v, double *p)
 {
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -891,9 +847,9 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
                         L.n_out, x, L.n_in, &zero, o, L.n_out) != CUBLAS_STATUS_SUCCESS) {
             return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: fitting layer %d forward failed", l);
         }
-        layer_forward<<<blocks_for((size_t)rows * L.n_out, T), T, 0, dp->stream>>>(rows, L, x, o,
-                                                                                   kv);
-        HMD_CUDA_LAUNCHED("layer_forward");
+        hmd_cuda_dense_forward<<<blocks_for((size_t)rows * L.n_out, T), T, 0, dp->stream>>>(
+            rows, L, x, o, kv);
+        HMD_CUDA_LAUNCHED("hmd_cuda_dense_forward");
         in[l] = x;
         out[l] = o;
         kp[l] = kv;
@@ -907,9 +863,9 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
     double *g = g0, *dz = g1;
     for (int l = net.nlayers - 1; l >= 0; l--) {
         const hmd_cuda_layer &L = net.L[l];
-        layer_backward_dz<<<blocks_for((size_t)rows * L.n_out, T), T, 0, dp->stream>>>(
+        hmd_cuda_dense_backward_dz<<<blocks_for((size_t)rows * L.n_out, T), T, 0, dp->stream>>>(
             rows, L, kp[l], g, dz);
-        HMD_CUDA_LAUNCHED("layer_backward_dz");
+        HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_dz");
         /* dx = dz W^T, over the layer's input (no longer needed): X for layer 0 */
         double *dx = l == 0 ? X : (double *)in[l];
         if (cublasDgemm(dp->blas, CUBLAS_OP_T, CUBLAS_OP_N, L.n_in, rows, L.n_out, &one, L.w,
@@ -917,9 +873,9 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
             return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: fitting layer %d backward failed", l);
         }
         if (L.resnet != HMD_RESNET_NONE) {
-            layer_backward_skip<<<blocks_for((size_t)rows * L.n_in, T), T, 0, dp->stream>>>(rows, L,
-                                                                                            g, dx);
-            HMD_CUDA_LAUNCHED("layer_backward_skip");
+            hmd_cuda_dense_backward_skip<<<blocks_for((size_t)rows * L.n_in, T), T, 0,
+                                           dp->stream>>>(rows, L, g, dx);
+            HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_skip");
         }
         g = dx; /* the incoming gradient of the layer below */
     }

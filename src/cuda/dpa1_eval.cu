@@ -356,29 +356,6 @@ __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *typ
     }
 }
 
-/* y = act(z + b) * idt + skip(x) over y = z on entry; kept = what hmd_act_keeps_output says
- * (mlp.c dense_forward). */
-__global__ void k_dense_forward(size_t rows, hmd_cuda_layer L, const double *x, double *y,
-                                double *kept)
-{
-    const size_t e = thread_index();
-    if (e >= rows * L.n_out) {
-        return;
-    }
-    const int o = (int)(e % L.n_out);
-    const size_t r = e / L.n_out;
-    const double z = y[e] + (L.b ? L.b[o] : 0.0);
-    double a = hmd_act(L.act, &L.silut, z);
-    kept[e] = hmd_act_keeps_output(L.act) ? a : z;
-    if (L.idt) {
-        a *= L.idt[o];
-    }
-    if (L.resnet != HMD_RESNET_NONE) {
-        a += x[r * L.n_in + (L.resnet == HMD_RESNET_SAME ? o : o % L.n_in)];
-    }
-    y[e] = a;
-}
-
 /* Compressed embedding: y [rows][M] and dy = dy/ds from the table at s = in[rows]
  * (tabulate.h hmd_emb_table_eval). */
 __global__ void k_table_forward(dpa1_model g, size_t rows, const double *in, double *y, double *dy)
@@ -756,29 +733,6 @@ __global__ void k_strip_backward(dpa1_model g, size_t rows, const int *type, con
     acc = warp_sum(acc);
     if (g.smooth && live[r] && lane == 0) {
         dsw[r] += acc;
-    }
-}
-
-/* dz = act'(kept) g idt (mlp.c hmd_mlp_backward). */
-__global__ void k_dense_backward_dz(size_t rows, hmd_cuda_layer L, const double *kept,
-                                    const double *g, double *dz)
-{
-    const size_t e = thread_index();
-    if (e < rows * L.n_out) {
-        const int o = (int)(e % L.n_out);
-        dz[e] = hmd_act_grad(L.act, &L.silut, kept[e]) * (L.idt ? g[e] * L.idt[o] : g[e]);
-    }
-}
-
-/* dx += skip^T g. */
-__global__ void k_dense_backward_skip(size_t rows, hmd_cuda_layer L, const double *g, double *dx)
-{
-    const size_t e = thread_index();
-    if (e < rows * L.n_in) {
-        const size_t r = e / L.n_in;
-        const int q = (int)(e % L.n_in);
-        const double *gr = g + r * L.n_out;
-        dx[e] += L.resnet == HMD_RESNET_DOUBLE ? gr[q] + gr[q + L.n_in] : gr[q];
     }
 }
 
@@ -1220,8 +1174,9 @@ int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, si
             if (rc) {
                 return rc;
             }
-            k_dense_forward<<<blocks_for(rows * L.n_out), THREADS, 0, st>>>(rows, L, in, y, kept);
-            HMD_CUDA_LAUNCHED("k_dense_forward");
+            hmd_cuda_dense_forward<<<blocks_for(rows * L.n_out), THREADS, 0, st>>>(rows, L, in, y,
+                                                                                   kept);
+            HMD_CUDA_LAUNCHED("hmd_cuda_dense_forward");
             kept += rows * L.n_out;
             in = y;
         }
@@ -1349,17 +1304,18 @@ int embedding_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, s
         const hmd_cuda_layer &L = net.L[l];
         off -= rows * L.n_out;
         double *dz = s.e[0], *dx = s.e[1 + l % 2]; /* never the buffer grad points into */
-        k_dense_backward_dz<<<blocks_for(rows * L.n_out), THREADS, 0, st>>>(
+        hmd_cuda_dense_backward_dz<<<blocks_for(rows * L.n_out), THREADS, 0, st>>>(
             rows, L, s.emb_kept + off, grad, dz);
-        HMD_CUDA_LAUNCHED("k_dense_backward_dz");
+        HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_dz");
         int rc = gemm(blas, "embedding backward", 1, (int)rows, L.n_in, L.n_out, false,
                       single(dz, L.n_out), true, single(L.w, L.n_out), 0.0, dx, L.n_in, 0);
         if (rc) {
             return rc;
         }
         if (L.resnet != HMD_RESNET_NONE) {
-            k_dense_backward_skip<<<blocks_for(rows * L.n_in), THREADS, 0, st>>>(rows, L, grad, dx);
-            HMD_CUDA_LAUNCHED("k_dense_backward_skip");
+            hmd_cuda_dense_backward_skip<<<blocks_for(rows * L.n_in), THREADS, 0, st>>>(rows, L,
+                                                                                        grad, dx);
+            HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_skip");
         }
         grad = dx;
     }
