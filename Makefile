@@ -24,7 +24,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	cd examples/water && ../../$(BUILD)/halomd run -f demo.mdp -c water.gro -m water.dp -deffnm demo
+	cd examples/water && ../../$(BUILD)/halomd run -f demo.mdp -c water_1536.gro -m water_trained.dp -deffnm demo
 
 test: build
 	@if nvidia-smi -L >/dev/null 2>&1; then gpu=""; else gpu="-LE gpu"; \
