@@ -77,13 +77,14 @@ int hmd_resident_finish_list_step(struct hmd_resident *r, struct hmd_forces *fs,
     return upload_list(r, fs, atoms, false);
 }
 
-int hmd_resident_step(struct hmd_resident *r, bool predict, double *next)
+int hmd_resident_step(struct hmd_resident *r)
 {
-    int rc = hmd_cuda_md_step(r->dev);
-    if (!rc && predict) {
-        rc = hmd_cuda_md_next_displacement(r->dev, next);
-    }
-    return rc;
+    return hmd_cuda_md_step(r->dev);
+}
+
+int hmd_resident_next_displacement(struct hmd_resident *r, double *disp)
+{
+    return hmd_cuda_md_next_displacement(r->dev, disp);
 }
 
 int hmd_resident_fetch(struct hmd_resident *r, struct hmd_forces *fs, struct hmd_atoms *atoms,

@@ -34,9 +34,12 @@ int hmd_resident_begin_list_step(struct hmd_resident *r, struct hmd_atoms *atoms
 int hmd_resident_finish_list_step(struct hmd_resident *r, struct hmd_forces *fs,
                                   struct hmd_atoms *atoms);
 
-/* A step that keeps the list (one CUDA graph), and then, when `predict`, the displacement the
- * next step will have (Å) through *next (a synchronisation). */
-int hmd_resident_step(struct hmd_resident *r, bool predict, double *next);
+/* A step that keeps the list (one CUDA graph); asynchronous. */
+int hmd_resident_step(struct hmd_resident *r);
+
+/* The largest distance any atom will have moved since the last list once the next step's
+ * first half is done (Å): whether that step rebuilds. Synchronises. */
+int hmd_resident_next_displacement(struct hmd_resident *r, double *disp);
 
 /* Copies what an output step needs to the host: always the energy and virial (into fs) and
  * the thermostat's total work; positions, velocities and forces of the home atoms when asked. */

@@ -39,7 +39,6 @@
 #include "md/integrate.h"
 #include "md/report.h"
 #include "md/resident.h"
-#include "cuda/cuda_api.h"
 #include "md/system.h"
 #include "md/thermostat.h"
 
@@ -503,6 +502,18 @@ static void halo_forward(struct md *md)
     hmd_timer_stop(&md->timers, HMD_TIMER_HALO);
 }
 
+/* A potential energy that is not finite stops the run. */
+static int check_energy(const struct md *md)
+{
+    if (isfinite(md->fs.energy)) {
+        return HMD_OK;
+    }
+    return hmd_error_set(HMD_ESOFTWARE,
+                         "step %" PRId64 ": the potential energy is %g: the system blew up "
+                         "(try a smaller dt, check the model and the structure)",
+                         md->step, md->fs.energy);
+}
+
 /* The Deep Potential is timed as Force, the reverse halo and the reductions as Halo. */
 static int compute_forces(struct md *md)
 {
@@ -512,13 +523,7 @@ static int compute_forces(struct md *md)
     md->timers.total[HMD_TIMER_FORCE] += dp;
     md->timers.calls[HMD_TIMER_FORCE]++;
     md->timers.total[HMD_TIMER_HALO] += all - dp;
-    if (!rc && !isfinite(md->fs.energy)) {
-        rc = hmd_error_set(HMD_ESOFTWARE,
-                           "step %" PRId64 ": the potential energy is %g: the system blew up "
-                           "(try a smaller dt, check the model and the structure)",
-                           md->step, md->fs.energy);
-    }
-    return rc;
+    return rc ? rc : check_energy(md);
 }
 
 /* DeePMD-kit's check_frequency: every compress-check-frequency steps, count the table inputs
@@ -621,13 +626,7 @@ static int fetch_outputs(struct md *md, bool energy, bool frame)
     int rc = hmd_resident_fetch(&md->gpu, &md->fs, &md->sys.atoms, frame, true, frame,
                                 &md->thermostat_work);
     hmd_timer_stop(&md->timers, HMD_TIMER_OUTPUT);
-    if (!rc && !isfinite(md->fs.energy)) {
-        rc = hmd_error_set(HMD_ESOFTWARE,
-                           "step %" PRId64 ": the potential energy is %g: the system blew up "
-                           "(try a smaller dt, check the model and the structure)",
-                           md->step, md->fs.energy);
-    }
-    return rc;
+    return rc ? rc : check_energy(md);
 }
 
 static int write_outputs(struct md *md)
@@ -713,12 +712,12 @@ static int md_step_gpu(struct md *md)
         hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
     } else {
         hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
-        rc = hmd_resident_step(&md->gpu, false, NULL);
+        rc = hmd_resident_step(&md->gpu);
         hmd_timer_stop(&md->timers, HMD_TIMER_FORCE);
     }
     if (!rc && md->p.nstlist == 0) {
         hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
-        rc = hmd_cuda_md_next_displacement(md->gpu.dev, &md->next_disp);
+        rc = hmd_resident_next_displacement(&md->gpu, &md->next_disp);
         hmd_timer_stop(&md->timers, HMD_TIMER_FORCE);
     }
     return rc ? rc : write_outputs(md);
@@ -729,7 +728,7 @@ static int start_gpu(struct md *md)
 {
     int rc = hmd_resident_start(&md->gpu, &md->fs, &md->sys.atoms, &md->th, &md->p);
     if (!rc) {
-        rc = hmd_cuda_md_next_displacement(md->gpu.dev, &md->next_disp);
+        rc = hmd_resident_next_displacement(&md->gpu, &md->next_disp);
     }
     if (!rc && md->log) {
         const double bytes = (double)hmd_resident_device_bytes(&md->gpu);

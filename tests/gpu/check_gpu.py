@@ -177,23 +177,19 @@ def run_md(halomd, backend, name, model, conf, settings, work):
 def mdtwin(halomd, data, work):
     common = ["dt=0.0005", "gen-vel=yes", "gen-temp=300", "gen-seed=5", "nstenergy=1",
               "nstcalcenergy=1", "nstlog=20", "nstxout=30", "nstvout=30", "nstfout=30"]
-    cases = {
-        "nve_auto_list": ["verlet-buffer=0.3", "nstlist=0"],
-        "vrescale_nstlist": ["verlet-buffer=1", "nstlist=5", "tcoupl=v-rescale", "tau-t=0.01",
-                             "ref-t=350", "ld-seed=3"],
-        "langevin_com": ["verlet-buffer=0.4", "tcoupl=langevin", "tau-t=0.02", "ref-t=250",
-                         "ld-seed=9", "comm-mode=linear", "nstcomm=7"],
-        "compressed": ["verlet-buffer=0.3", "model-compress=yes"],
-        "dpa1": ["verlet-buffer=0.3", "model=DPA1"],
+    water = f"{data}/models/se_e2_a_water_one_side.dp"
+    cases = {  # name: (model, settings)
+        "nve_auto_list": (water, ["verlet-buffer=0.3", "nstlist=0"]),
+        "vrescale_nstlist": (water, ["verlet-buffer=1", "nstlist=5", "tcoupl=v-rescale",
+                                     "tau-t=0.01", "ref-t=350", "ld-seed=3"]),
+        "langevin_com": (water, ["verlet-buffer=0.4", "tcoupl=langevin", "tau-t=0.02",
+                                 "ref-t=250", "ld-seed=9", "comm-mode=linear", "nstcomm=7"]),
+        "compressed": (water, ["verlet-buffer=0.3", "model-compress=yes"]),
+        "dpa1": (f"{data}/models/se_atten_v2_small.dp", ["verlet-buffer=0.3"]),
     }
-    model = f"{data}/models/se_e2_a_water_one_side.dp"
     conf = f"{data}/structures/water_96_small.xyz"
     ok = True
-    for name, settings in cases.items():
-        m = model
-        if "model=DPA1" in settings:
-            settings = [kv for kv in settings if kv != "model=DPA1"]
-            m = f"{data}/models/se_atten_v2_small.dp"
+    for name, (m, settings) in cases.items():
         cpu, nb_cpu = run_md(halomd, "cpu", name + "_cpu", m, conf, common + settings, work)
         gpu, nb_gpu = run_md(halomd, "cuda", name + "_gpu", m, conf, common + settings, work)
         errs = {q: relative_error(gpu[q], cpu[q]) for q in ("pe_eV", "ke_eV", "conserved_eV")}
