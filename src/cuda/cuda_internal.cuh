@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <vector>
+
 extern "C" {
 #include "core/error.h"
 #include "nnp/activation.h"
@@ -51,6 +53,28 @@ struct hmd_cuda_net {
     int nlayers;
     struct hmd_cuda_layer L[HMD_CUDA_MAX_LAYERS];
 };
+
+/* Device copies of model data that a context owns (freed with it), and their size
+ * (src/cuda/dense.cu). */
+struct hmd_cuda_weights {
+    std::vector<void *> arrays;
+    size_t bytes;
+};
+
+/* Copies `bytes` of host memory src to a new device array *dst that w owns. Returns HMD_OK or
+ * HMD_ESOFTWARE (the message names the CUDA call). */
+int hmd_cuda_upload(struct hmd_cuda_weights *w, const void *src, size_t bytes, const void **dst);
+
+/* A dense layer's weights *wd, bias *b and, when idt is not NULL, idt (*b and *idt NULL when the
+ * layer has none), as hmd_cuda_upload. */
+int hmd_cuda_upload_dense(struct hmd_cuda_weights *w, const hmd_dense *L, const double **wd,
+                          const double **b, const double **idt);
+
+/* A network's layers into out. HMD_ENOTSUP beyond HMD_CUDA_MAX_LAYERS layers. */
+int hmd_cuda_upload_net(struct hmd_cuda_weights *w, const hmd_mlp *net, struct hmd_cuda_net *out);
+
+/* Frees what w owns and empties it. */
+void hmd_cuda_weights_free(struct hmd_cuda_weights *w);
 
 /* The se_e2_a model as the kernels read it (lives in device memory). */
 struct hmd_cuda_model {

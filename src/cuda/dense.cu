@@ -1,6 +1,7 @@
-/* The elementwise parts of a dense layer on the GPU (mlp.c dense_forward and hmd_mlp_backward),
- * around the cuBLAS products the callers make: used by the fitting nets (dp_eval.cu) and by
- * DPA-1's embedding (dpa1_eval.cu). One thread per element. */
+/* Dense layers on the GPU, shared by the fitting nets (dp_eval.cu) and DPA-1 (dpa1_eval.cu): their
+ * weights uploaded into a context's hmd_cuda_weights, and the elementwise parts of a layer
+ * (mlp.c dense_forward and hmd_mlp_backward) around the cuBLAS products the callers make, one
+ * thread per element. */
 #include "cuda/cuda_internal.cuh"
 
 __global__ void hmd_cuda_dense_forward(size_t rows, hmd_cuda_layer L, const double *x, double *y,
@@ -44,4 +45,67 @@ __global__ void hmd_cuda_dense_backward_skip(size_t rows, hmd_cuda_layer L, cons
         const double *gr = g + r * L.n_out;
         dx[e] += L.resnet == HMD_RESNET_DOUBLE ? gr[q] + gr[q + L.n_in] : gr[q];
     }
+}
+
+int hmd_cuda_upload(hmd_cuda_weights *w, const void *src, size_t bytes, const void **dst)
+{
+    void *p = NULL;
+    HMD_CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
+    w->arrays.push_back(p);
+    w->bytes += bytes;
+    if (bytes) {
+        HMD_CUDA_CHECK(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice));
+    }
+    *dst = p;
+    return HMD_OK;
+}
+
+int hmd_cuda_upload_dense(hmd_cuda_weights *w, const hmd_dense *L, const double **wd,
+                          const double **b, const double **idt)
+{
+    *b = NULL;
+    if (idt) {
+        *idt = NULL;
+    }
+    const size_t row = sizeof(double) * L->n_out;
+    int rc = hmd_cuda_upload(w, L->w, row * L->n_in, (const void **)wd);
+    if (!rc && L->b) {
+        rc = hmd_cuda_upload(w, L->b, row, (const void **)b);
+    }
+    if (!rc && L->idt && idt) {
+        rc = hmd_cuda_upload(w, L->idt, row, (const void **)idt);
+    }
+    return rc;
+}
+
+int hmd_cuda_upload_net(hmd_cuda_weights *w, const hmd_mlp *net, hmd_cuda_net *out)
+{
+    if (net->nlayers > HMD_CUDA_MAX_LAYERS) {
+        return hmd_error_set(HMD_ENOTSUP, "GPU: networks of more than %d layers",
+                             HMD_CUDA_MAX_LAYERS);
+    }
+    out->nlayers = net->nlayers;
+    for (int l = 0; l < net->nlayers; l++) {
+        const hmd_dense *L = &net->layers[l];
+        hmd_cuda_layer *D = &out->L[l];
+        D->n_in = L->n_in;
+        D->n_out = L->n_out;
+        D->act = L->act;
+        D->silut = L->silut;
+        D->resnet = L->resnet;
+        int rc = hmd_cuda_upload_dense(w, L, &D->w, &D->b, &D->idt);
+        if (rc) {
+            return rc;
+        }
+    }
+    return HMD_OK;
+}
+
+void hmd_cuda_weights_free(hmd_cuda_weights *w)
+{
+    for (void *p : w->arrays) {
+        cudaFree(p);
+    }
+    w->arrays.clear();
+    w->bytes = 0;
 }

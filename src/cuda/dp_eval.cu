@@ -553,7 +553,7 @@ struct hmd_cuda_dp {
     const hmd_dp_model *host; /* borrowed for the network layout */
     hmd_cuda_model model;     /* host copy of the device struct */
     hmd_cuda_model *d_model;
-    std::vector<void *> owned; /* device allocations of the weights */
+    hmd_cuda_weights weights; /* the model's arrays on the device */
     std::vector<hmd_cuda_net> fit;
     int dim; /* fitting input width */
     int fit_width_sum, fit_max_width;
@@ -585,49 +585,6 @@ namespace
 constexpr size_t BLAS_WORKSPACE_BYTES = 32u << 20;
 constexpr int CHUNK_ROWS = 32768; /* se_e2_a centres evaluated together */
 
-int upload(hmd_cuda_dp *dp, const void *src, size_t bytes, const void **dst)
-{
-    void *p = NULL;
-    HMD_CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
-    dp->owned.push_back(p);
-    dp->bytes += bytes;
-    if (bytes) {
-        HMD_CUDA_CHECK(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice));
-    }
-    *dst = p;
-    return HMD_OK;
-}
-
-int upload_net(hmd_cuda_dp *dp, const hmd_mlp *net, hmd_cuda_net *out)
-{
-    if (net->nlayers > HMD_CUDA_MAX_LAYERS) {
-        return hmd_error_set(HMD_ENOTSUP, "GPU: networks of more than %d layers",
-                             HMD_CUDA_MAX_LAYERS);
-    }
-    out->nlayers = net->nlayers;
-    for (int l = 0; l < net->nlayers; l++) {
-        const hmd_dense *L = &net->layers[l];
-        hmd_cuda_layer *D = &out->L[l];
-        D->n_in = L->n_in;
-        D->n_out = L->n_out;
-        D->act = L->act;
-        D->silut = L->silut;
-        D->resnet = L->resnet;
-        D->b = D->idt = NULL;
-        int rc = upload(dp, L->w, sizeof(double) * L->n_in * L->n_out, (const void **)&D->w);
-        if (!rc && L->b) {
-            rc = upload(dp, L->b, sizeof(double) * L->n_out, (const void **)&D->b);
-        }
-        if (!rc && L->idt) {
-            rc = upload(dp, L->idt, sizeof(double) * L->n_out, (const void **)&D->idt);
-        }
-        if (rc) {
-            return rc;
-        }
-    }
-    return HMD_OK;
-}
-
 /* What turns a fitting output into an atomic energy (dp_eval.c atomic_energies). */
 void energy_terms(const hmd_dp_model *m, hmd_cuda_model &g)
 {
@@ -647,7 +604,7 @@ int upload_fitting(hmd_cuda_dp *dp, const hmd_dp_model *m)
     dp->fit_width_sum = 0;
     dp->fit_max_width = m->dim_descrpt;
     for (int k = 0; k < m->nfit && !rc; k++) {
-        rc = upload_net(dp, &m->fit[k], &dp->fit[k]);
+        rc = hmd_cuda_upload_net(&dp->weights, &m->fit[k], &dp->fit[k]);
         int sum = 0;
         for (int l = 0; l < m->fit[k].nlayers; l++) {
             sum += m->fit[k].layers[l].n_out;
@@ -671,7 +628,7 @@ int upload_dpa1(hmd_cuda_dp *dp, const hmd_dp_model *m)
     energy_terms(m, g);
     int rc = hmd_cuda_dpa1_create(&dp->dpa1, m);
     rc = rc ? rc : upload_fitting(dp, m);
-    return rc ? rc : upload(dp, &g, sizeof g, (const void **)&dp->d_model);
+    return rc ? rc : hmd_cuda_upload(&dp->weights, &g, sizeof g, (const void **)&dp->d_model);
 }
 
 int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
@@ -711,25 +668,28 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
     }
     energy_terms(m, g);
     const size_t nstat = (size_t)nt * se->nnei * 4;
-    int rc = upload(dp, se->davg, nstat * sizeof(double), (const void **)&g.davg);
+    int rc =
+        hmd_cuda_upload(&dp->weights, se->davg, nstat * sizeof(double), (const void **)&g.davg);
     if (!rc) {
-        rc = upload(dp, se->dstd, nstat * sizeof(double), (const void **)&g.dstd);
+        rc =
+            hmd_cuda_upload(&dp->weights, se->dstd, nstat * sizeof(double), (const void **)&g.dstd);
     }
     if (!rc) {
-        rc = upload(dp, se->pad_sum, (size_t)nt * (se->nnei + nt) * se->M * 4 * sizeof(double),
-                    (const void **)&g.pad_sum);
+        rc = hmd_cuda_upload(&dp->weights, se->pad_sum,
+                             (size_t)nt * (se->nnei + nt) * se->M * 4 * sizeof(double),
+                             (const void **)&g.pad_sum);
     }
     for (int k = 0; k < se->nemb && !rc; k++) {
         if (g.compressed) {
             g.table[k] = se->table[k];
             if (se->table[k].M > 0) {
-                rc = upload(dp, se->table[k].coef,
-                            (size_t)se->table[k].nspline * 6 * se->M * sizeof(double),
-                            (const void **)&g.table[k].coef);
+                rc = hmd_cuda_upload(&dp->weights, se->table[k].coef,
+                                     (size_t)se->table[k].nspline * 6 * se->M * sizeof(double),
+                                     (const void **)&g.table[k].coef);
             }
         }
         if (!rc && se->emb[k].nlayers) {
-            rc = upload_net(dp, &se->emb[k], &g.emb[k]);
+            rc = hmd_cuda_upload_net(&dp->weights, &se->emb[k], &g.emb[k]);
             for (int l = 0; l < se->emb[k].nlayers; l++) {
                 g.max_width = std::max(g.max_width, se->emb[k].layers[l].n_out);
             }
@@ -747,7 +707,7 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
         rc = upload_fitting(dp, m);
     }
     if (!rc) {
-        rc = upload(dp, &g, sizeof g, (const void **)&dp->d_model);
+        rc = hmd_cuda_upload(&dp->weights, &g, sizeof g, (const void **)&dp->d_model);
     }
     if (!rc) {
         const size_t fwd = smem_bytes(g.nnei, g.M, g.max_width, nt, false);
@@ -1144,7 +1104,7 @@ extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall,
 
 extern "C" size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp)
 {
-    return dp ? dp->bytes + hmd_cuda_dpa1_device_bytes(dp->dpa1) : 0;
+    return dp ? dp->bytes + dp->weights.bytes + hmd_cuda_dpa1_device_bytes(dp->dpa1) : 0;
 }
 
 extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
@@ -1154,9 +1114,7 @@ extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
     }
     hmd_nbr_list_free_cuda(&dp->nl);
     hmd_cuda_dpa1_destroy(dp->dpa1);
-    for (void *p : dp->owned) {
-        cudaFree(p);
-    }
+    hmd_cuda_weights_free(&dp->weights);
     void *arrays[] = {dp->x,      dp->f,       dp->T,    dp->D,     dp->dD,    dp->ev,
                       dp->atom_y, dp->fit_buf, dp->type, dp->slots, dp->order, dp->blas_workspace};
     for (void *p : arrays) {

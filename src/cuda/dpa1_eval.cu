@@ -107,16 +107,15 @@ struct scratch {
 } // namespace
 
 struct hmd_cuda_dpa1 {
-    dpa1_model g;                   /* kernel argument; arrays in `owned` */
+    dpa1_model g;                   /* kernel argument; arrays in `weights` */
     hmd_cuda_net emb;               /* the embedding net (unless compressed) */
     std::vector<attn_layer> layers; /* [nlayers] */
     int nlayers;
-    int emb_width_sum; /* sum of the embedding layers' widths */
-    int wmax;          /* widest embedding input or output */
-    std::vector<void *> owned;
-    size_t bytes; /* model data on the device */
-    int cap;      /* atoms the scratch holds */
-    double *buf;  /* scratch */
+    int emb_width_sum;        /* sum of the embedding layers' widths */
+    int wmax;                 /* widest embedding input or output */
+    hmd_cuda_weights weights; /* the model's arrays on the device */
+    int cap;                  /* atoms the scratch holds */
+    double *buf;              /* scratch */
     size_t buf_bytes;
     unsigned long generation; /* scratch allocations so far */
     scratch s;
@@ -968,36 +967,10 @@ int reserve_scratch(hmd_cuda_dpa1 *a, int nlocal)
     return HMD_OK;
 }
 
-/* Copies `bytes` of src to a new device array *dst that the context owns. */
+/* hmd_cuda_upload into a's weights, typed for the model's double arrays. */
 int upload(hmd_cuda_dpa1 *a, const void *src, size_t bytes, const double **dst)
 {
-    void *p = NULL;
-    HMD_CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
-    a->owned.push_back(p);
-    a->bytes += bytes;
-    if (bytes) {
-        HMD_CUDA_CHECK(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice));
-    }
-    *dst = (const double *)p;
-    return HMD_OK;
-}
-
-/* Uploads a dense layer's w, b and idt; b and idt stay NULL when absent. */
-int upload_dense(hmd_cuda_dpa1 *a, const hmd_dense *L, const double **w, const double **b,
-                 const double **idt)
-{
-    *b = NULL;
-    if (idt) {
-        *idt = NULL;
-    }
-    int rc = upload(a, L->w, sizeof(double) * L->n_in * L->n_out, w);
-    if (!rc && L->b) {
-        rc = upload(a, L->b, sizeof(double) * L->n_out, b);
-    }
-    if (!rc && L->idt && idt) {
-        rc = upload(a, L->idt, sizeof(double) * L->n_out, idt);
-    }
-    return rc;
+    return hmd_cuda_upload(&a->weights, src, bytes, (const void **)dst);
 }
 
 /* The embedding net into a->emb, with its widths (emb_width_sum, wmax). */
@@ -1010,23 +983,12 @@ int upload_embedding(hmd_cuda_dpa1 *a, const hmd_mlp *net)
     if (net->nlayers == 0) {
         return hmd_error_set(HMD_EDATA, "GPU: DPA-1 model without an embedding net");
     }
-    a->emb.nlayers = net->nlayers;
-    for (int l = 0; l < net->nlayers; l++) {
-        const hmd_dense *L = &net->layers[l];
-        hmd_cuda_layer &D = a->emb.L[l];
-        D.n_in = L->n_in;
-        D.n_out = L->n_out;
-        D.act = L->act;
-        D.silut = L->silut;
-        D.resnet = L->resnet;
-        int rc = upload_dense(a, L, &D.w, &D.b, &D.idt);
-        if (rc) {
-            return rc;
-        }
-        a->emb_width_sum += L->n_out;
-        a->wmax = std::max(a->wmax, L->n_out);
+    int rc = hmd_cuda_upload_net(&a->weights, net, &a->emb);
+    for (int l = 0; l < net->nlayers && !rc; l++) {
+        a->emb_width_sum += net->layers[l].n_out;
+        a->wmax = std::max(a->wmax, net->layers[l].n_out);
     }
-    return HMD_OK;
+    return rc;
 }
 
 /* The attention layers into a->layers. */
@@ -1042,9 +1004,9 @@ int upload_attention(hmd_cuda_dpa1 *a, const hmd_dpa1 *d)
         const hmd_attn_layer *L = &d->layers[l];
         attn_layer &D = a->layers[l];
         D.ln_eps = L->ln_eps;
-        int rc = upload_dense(a, &L->in_proj, &D.w_in, &D.b_in, NULL);
+        int rc = hmd_cuda_upload_dense(&a->weights, &L->in_proj, &D.w_in, &D.b_in, NULL);
         if (!rc) {
-            rc = upload_dense(a, &L->out_proj, &D.w_out, &D.b_out, NULL);
+            rc = hmd_cuda_upload_dense(&a->weights, &L->out_proj, &D.w_out, &D.b_out, NULL);
         }
         if (!rc) {
             rc = upload(a, L->ln_w, sizeof(double) * d->M, &D.ln_w);
@@ -1072,7 +1034,7 @@ int upload_pad_tables(hmd_cuda_dpa1 *a, const hmd_dp_model *m)
     return upload(a, table.data(), table.size() * sizeof(double), &a->g.pad);
 }
 
-/* Everything the kernels read of the DPA-1 model m into a->g and the owned arrays; refuses
+/* Everything the kernels read of the DPA-1 model m into a->g and a->weights; refuses
  * what this path lacks. */
 int upload_model(hmd_cuda_dpa1 *a, const hmd_dp_model *m)
 {
@@ -1463,7 +1425,7 @@ unsigned long hmd_cuda_dpa1_generation(const hmd_cuda_dpa1 *a)
 
 size_t hmd_cuda_dpa1_device_bytes(const hmd_cuda_dpa1 *a)
 {
-    return a ? a->bytes + a->buf_bytes : 0;
+    return a ? a->weights.bytes + a->buf_bytes : 0;
 }
 
 void hmd_cuda_dpa1_destroy(hmd_cuda_dpa1 *a)
@@ -1471,9 +1433,7 @@ void hmd_cuda_dpa1_destroy(hmd_cuda_dpa1 *a)
     if (!a) {
         return;
     }
-    for (void *p : a->owned) {
-        cudaFree(p);
-    }
+    hmd_cuda_weights_free(&a->weights);
     cudaFree(a->buf);
     delete a;
 }
