@@ -204,7 +204,8 @@ static int eval_frame(const struct cli *cli, const struct hmd_params *p,
     if (!rc) {
         char backend[512];
         hmd_forces_init(&fs, model, &sys.dd, p->verlet_buffer, sys.type0, sys.natoms);
-        rc = hmd_comm_agree(hmd_forces_select_backend(&fs, p->backend, backend, sizeof backend));
+        rc = hmd_comm_agree(
+            hmd_forces_select_backend(&fs, p->backend, p->precision, backend, sizeof backend));
     }
     if (!rc) {
         rc = hmd_forces_rebuild(&fs, &sys.atoms, &sys.box);

@@ -118,11 +118,6 @@ static int read_parameters(struct md *md)
     }
     snprintf(md->model_path, sizeof md->model_path, "%s", model);
     snprintf(md->p.model, sizeof md->p.model, "%s", model);
-    if (md->p.precision == HMD_PRECISION_MIXED) {
-        return hmd_error_set(HMD_ENOTSUP,
-                             "precision = mixed is not in this version: both backends run the "
-                             "networks in double (precision = double)");
-    }
     return HMD_OK;
 }
 
@@ -190,8 +185,8 @@ static int set_up_system(struct md *md)
     if (md->p.dd_mode == HMD_DD_REPLICATED) {
         hmd_forces_use_replicated(&md->fs);
     }
-    rc = hmd_comm_agree(
-        hmd_forces_select_backend(&md->fs, md->p.backend, md->backend, sizeof md->backend));
+    rc = hmd_comm_agree(hmd_forces_select_backend(&md->fs, md->p.backend, md->p.precision,
+                                                  md->backend, sizeof md->backend));
     if (rc) {
         return rc;
     }
