@@ -16,12 +16,9 @@ import sys
 PAIRS = {
     "water_double": "deepmd_water_water_12288.json",
     "water_compressed": "deepmd_water_water_12288.json",
-    "water_mixed": "deepmd_water_water_12288.json",
-    "water_compressed_mixed": "deepmd_water_water_12288.json",
     "small_double": "deepmd_water_water_1536.json",
     "small_compressed": "deepmd_water_water_1536.json",
     "dpa1_protein": "deepmd_protein_dpa1_1p6m_protein.json",
-    "dpa1_protein_mixed": "deepmd_protein_dpa1_1p6m_protein.json",
 }
 
 
@@ -62,10 +59,8 @@ def main(out, record):
     small = halomd.get("small_double", {})
     targets = {
         "x3_network": {c: r["x_network"] >= 3 for c, r in ratios.items()},
-        "compressed_5e6": max(halomd.get(c, {}).get("atom_steps_per_s", 0)
-                              for c in ("water_compressed", "water_compressed_mixed")) >= 5e6,
-        "dpa1_64_steps_per_s": max(halomd.get(c, {}).get("steps_per_s", 0)
-                                   for c in ("dpa1_protein", "dpa1_protein_mixed")) >= 64,
+        "compressed_5e6": halomd.get("water_compressed", {}).get("atom_steps_per_s", 0) >= 5e6,
+        "dpa1_64_steps_per_s": halomd.get("dpa1_protein", {}).get("steps_per_s", 0) >= 64,
         "step_100us_near_2000_atoms": small.get("step_s", 1) * 2000 / max(small.get("natoms", 1), 1)
         <= 100e-6,
         "largest_compressed_atoms": max((v["natoms"] for v in sweep.values()), default=0),

@@ -3,7 +3,6 @@
 #ifndef HMD_CUDA_CUDA_INTERNAL_CUH
 #define HMD_CUDA_CUDA_INTERNAL_CUH
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdbool.h>
@@ -76,38 +75,6 @@ int hmd_cuda_upload_net(struct hmd_cuda_weights *w, const hmd_mlp *net, struct h
 
 /* Frees what w owns and empties it. */
 void hmd_cuda_weights_free(struct hmd_cuda_weights *w);
-
-/* A row-major matrix operand of hmd_cuda_gemm_run: leading dimension ld (elements between
- * rows), `stride` elements between the matrices of a batch (0: one matrix for the whole batch). */
-struct hmd_cuda_operand {
-    const double *p;
-    int ld;
-    long long stride;
-};
-
-/* How a context runs its matrix products (src/cuda/gemm.cu). */
-struct hmd_cuda_gemm {
-    cublasHandle_t blas; /* on the context's stream */
-    bool tf32;           /* precision = mixed: network products on the TF32 tensor cores */
-    float *stage;        /* fp32 copies of the operands and the product (tf32 only) */
-    size_t stage_cap;    /* floats at stage */
-};
-
-/* Row-major C = op(A) op(B) + beta C for `batch` matrices (strided): op(A) m x k (A stored
- * k x m when ta), op(B) k x n (B stored n x k when tb), C m x n with leading dimension ldc and
- * stride_c between matrices. A `network` product (a layer or attention product) runs on the
- * TF32 tensor cores when g->tf32, through fp32 copies in g->stage (which must hold
- * hmd_cuda_gemm_stage_floats of the call), else in fp64; other products (the descriptor's
- * contractions) always in fp64. Stream-ordered, no allocation. Returns HMD_OK or HMD_ESOFTWARE
- * naming `what` (cuBLAS failure, or the stage too small). */
-int hmd_cuda_gemm_run(const struct hmd_cuda_gemm *g, bool network, const char *what, int batch,
-                      int m, int n, int k, bool ta, struct hmd_cuda_operand A, bool tb,
-                      struct hmd_cuda_operand B, double beta, double *C, int ldc,
-                      long long stride_c);
-
-/* fp32 staging (floats) a TF32 product of these sizes needs; shared_b: B is one matrix for the
- * whole batch. */
-size_t hmd_cuda_gemm_stage_floats(int batch, int m, int n, int k, bool shared_b);
 
 /* The se_e2_a model as the kernels read it (lives in device memory). */
 struct hmd_cuda_model {

@@ -558,7 +558,7 @@ struct hmd_cuda_dp {
     int dim; /* fitting input width */
     int fit_width_sum, fit_max_width;
     cudaStream_t stream;
-    hmd_cuda_gemm gemm;   /* cuBLAS handle on `stream`, precision, fp32 staging */
+    cublasHandle_t blas;
     void *blas_workspace; /* given to cuBLAS so graph capture never allocates */
     hmd_cuda_nbr nl;
     hmd_cuda_dpa1 *dpa1; /* the DPA-1 descriptor, or NULL for se_e2_a */
@@ -733,20 +733,6 @@ template <typename T> int device_array(hmd_cuda_dp *dp, T **p, size_t old_n, siz
     return HMD_OK;
 }
 
-/* fp32 staging of precision = mixed for the fitting nets over cap_rows rows and, with DPA-1,
- * its descriptor over cap_local atoms. */
-size_t stage_floats(const hmd_cuda_dp *dp)
-{
-    size_t need = dp->dpa1 ? hmd_cuda_dpa1_stage_floats(dp->dpa1, dp->cap_local) : 0;
-    for (const hmd_cuda_net &net : dp->fit) {
-        for (int l = 0; l < net.nlayers; l++) {
-            need = std::max(need, hmd_cuda_gemm_stage_floats(1, dp->cap_rows, net.L[l].n_out,
-                                                             net.L[l].n_in, true));
-        }
-    }
-    return need;
-}
-
 int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
 {
     const hmd_cuda_model &g = dp->model;
@@ -796,11 +782,6 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
     if (!rc && !dp->ev) {
         rc = device_array(dp, &dp->ev, 0, 10);
     }
-    const size_t stage = dp->gemm.tf32 ? stage_floats(dp) : 0;
-    if (!rc && stage > dp->gemm.stage_cap) {
-        rc = device_array(dp, &dp->gemm.stage, dp->gemm.stage_cap, stage);
-        dp->gemm.stage_cap = rc ? 0 : stage;
-    }
     return rc;
 }
 
@@ -809,6 +790,7 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
 int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *buf)
 {
     const hmd_cuda_net &net = dp->fit[k];
+    const double one = 1.0, zero = 0.0;
     const int T = 256;
     /* forward: outputs and kept values of every layer, back to back */
     double *outs = buf, *kept = buf + (size_t)rows * dp->fit_width_sum;
@@ -821,11 +803,9 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
         const hmd_cuda_layer &L = net.L[l];
         double *o = outs + off, *kv = kept + off;
         off += (size_t)rows * L.n_out;
-        int rc = hmd_cuda_gemm_run(&dp->gemm, true, "fitting layer forward", 1, rows, L.n_out,
-                                   L.n_in, false, hmd_cuda_operand{x, L.n_in, 0}, false,
-                                   hmd_cuda_operand{L.w, L.n_out, 0}, 0.0, o, L.n_out, 0);
-        if (rc) {
-            return rc;
+        if (cublasDgemm(dp->blas, CUBLAS_OP_N, CUBLAS_OP_N, L.n_out, rows, L.n_in, &one, L.w,
+                        L.n_out, x, L.n_in, &zero, o, L.n_out) != CUBLAS_STATUS_SUCCESS) {
+            return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: fitting layer %d forward failed", l);
         }
         hmd_cuda_dense_forward<<<blocks_for((size_t)rows * L.n_out, T), T, 0, dp->stream>>>(
             rows, L, x, o, kv);
@@ -848,11 +828,9 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
         HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_dz");
         /* dx = dz W^T, over the layer's input (no longer needed): X for layer 0 */
         double *dx = l == 0 ? X : (double *)in[l];
-        int rc = hmd_cuda_gemm_run(&dp->gemm, true, "fitting layer backward", 1, rows, L.n_in,
-                                   L.n_out, false, hmd_cuda_operand{dz, L.n_out, 0}, true,
-                                   hmd_cuda_operand{L.w, L.n_out, 0}, 0.0, dx, L.n_in, 0);
-        if (rc) {
-            return rc;
+        if (cublasDgemm(dp->blas, CUBLAS_OP_T, CUBLAS_OP_N, L.n_in, rows, L.n_out, &one, L.w,
+                        L.n_out, dz, L.n_out, &zero, dx, L.n_in) != CUBLAS_STATUS_SUCCESS) {
+            return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: fitting layer %d backward failed", l);
         }
         if (L.resnet != HMD_RESNET_NONE) {
             hmd_cuda_dense_backward_skip<<<blocks_for((size_t)rows * L.n_in, T), T, 0,
@@ -884,8 +862,7 @@ extern "C" int hmd_cuda_device_info(char *buf, size_t len)
     return HMD_OK;
 }
 
-extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_model *m,
-                                  bool mixed)
+extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_model *m)
 {
     *out = NULL;
     int rc = hmd_cuda_device_info(NULL, 0);
@@ -895,18 +872,17 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
     hmd_cuda_dp *dp = new hmd_cuda_dp();
     dp->host = m;
     HMD_CUDA_CHECK(cudaStreamCreateWithFlags(&dp->stream, cudaStreamNonBlocking));
-    dp->gemm.tf32 = mixed;
-    if (cublasCreate(&dp->gemm.blas) != CUBLAS_STATUS_SUCCESS) {
+    if (cublasCreate(&dp->blas) != CUBLAS_STATUS_SUCCESS) {
         hmd_cuda_dp_destroy(dp);
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot create a handle");
     }
-    cublasSetStream(dp->gemm.blas, dp->stream);
+    cublasSetStream(dp->blas, dp->stream);
     rc = cudaMalloc(&dp->blas_workspace, BLAS_WORKSPACE_BYTES) == cudaSuccess
              ? HMD_OK
              : hmd_error_set(HMD_ENOMEM, "GPU: no room for the cuBLAS workspace");
     if (!rc) {
         dp->bytes += BLAS_WORKSPACE_BYTES;
-        cublasSetWorkspace(dp->gemm.blas, dp->blas_workspace, BLAS_WORKSPACE_BYTES);
+        cublasSetWorkspace(dp->blas, dp->blas_workspace, BLAS_WORKSPACE_BYTES);
         rc = upload_model(dp, m);
     }
     if (rc) {
@@ -1036,7 +1012,7 @@ int evaluate_dpa1(hmd_cuda_dp *dp, int nlocal, int ncount)
 {
     const hmd_dp_model *m = dp->host;
     cudaStream_t st = dp->stream;
-    int rc = hmd_cuda_dpa1_forward(dp->dpa1, st, &dp->gemm, nlocal, dp->cap_all, dp->x, dp->type,
+    int rc = hmd_cuda_dpa1_forward(dp->dpa1, st, dp->blas, nlocal, dp->cap_all, dp->x, dp->type,
                                    dp->type0, &dp->nl, dp->D);
     if (rc) {
         return rc;
@@ -1063,7 +1039,7 @@ int evaluate_dpa1(hmd_cuda_dp *dp, int nlocal, int ncount)
                                                                         dp->atom_y, true);
         HMD_CUDA_LAUNCHED("gather_rows");
     }
-    return hmd_cuda_dpa1_backward(dp->dpa1, st, &dp->gemm, nlocal, dp->cap_all, ncount, dp->x,
+    return hmd_cuda_dpa1_backward(dp->dpa1, st, dp->blas, nlocal, dp->cap_all, ncount, dp->x,
                                   dp->type, dp->dD, dp->f, dp->ev);
 }
 
@@ -1144,9 +1120,8 @@ extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
     for (void *p : arrays) {
         cudaFree(p);
     }
-    cudaFree(dp->gemm.stage);
-    if (dp->gemm.blas) {
-        cublasDestroy(dp->gemm.blas);
+    if (dp->blas) {
+        cublasDestroy(dp->blas);
     }
     if (dp->stream) {
         cudaStreamDestroy(dp->stream);

@@ -845,10 +845,36 @@ unsigned warp_blocks(size_t rows)
     return (unsigned)((rows + WARPS - 1) / WARPS);
 }
 
-/* A matrix not in a batch. */
-hmd_cuda_operand single(const double *p, int ld)
+/* A row-major operand of gemm(): `stride` doubles between the matrices of a batch. */
+struct operand {
+    const double *p;
+    int ld;
+    long long stride;
+};
+
+/* Row-major C = op(A) op(B) + beta C for `batch` matrices: op(A) m x k (A stored k x m when ta),
+ * op(B) k x n (B stored n x k when tb), leading dimensions as row strides. cuBLAS is
+ * column-major, so it is asked for C^T = op(B)^T op(A)^T. */
+int gemm(cublasHandle_t blas, const char *what, int batch, int m, int n, int k, bool ta, operand A,
+         bool tb, operand B, double beta, double *C, int ldc, long long stride_c)
 {
-    return hmd_cuda_operand{p, ld, 0};
+    const double one = 1.0;
+    const cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasStatus_t st =
+        batch == 1 ? cublasDgemm(blas, opb, opa, n, m, k, &one, B.p, B.ld, A.p, A.ld, &beta, C, ldc)
+                   : cublasDgemmStridedBatched(blas, opb, opa, n, m, k, &one, B.p, B.ld, B.stride,
+                                               A.p, A.ld, A.stride, &beta, C, ldc, stride_c, batch);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: DPA-1 %s failed (status %d)", what, (int)st);
+    }
+    return HMD_OK;
+}
+
+/* A matrix not in a batch. */
+operand single(const double *p, int ld)
+{
+    return operand{p, ld, 0};
 }
 
 /* Takes 256-byte aligned arrays off a base pointer, or only counts them when base is NULL. */
@@ -1089,7 +1115,7 @@ size_t select_bytes(int cap)
 
 /* G0 of every row: the embedding net (or table) on the inputs in s.e[0], then the strip gate;
  * into s.G. */
-int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm, size_t rows,
+int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, size_t rows,
                       const int *d_type)
 {
     const dpa1_model &g = a->g;
@@ -1105,9 +1131,8 @@ int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm
         for (int l = 0; l < a->emb.nlayers; l++) {
             const hmd_cuda_layer &L = a->emb.L[l];
             double *y = l == a->emb.nlayers - 1 ? out : s.e[1 + l % 2];
-            int rc = hmd_cuda_gemm_run(gm, true, "DPA-1 embedding layer", 1, (int)rows, L.n_out,
-                                       L.n_in, false, single(in, L.n_in), false,
-                                       single(L.w, L.n_out), 0.0, y, L.n_out, 0);
+            int rc = gemm(blas, "embedding layer", 1, (int)rows, L.n_out, L.n_in, false,
+                          single(in, L.n_in), false, single(L.w, L.n_out), 0.0, y, L.n_out, 0);
             if (rc) {
                 return rc;
             }
@@ -1127,7 +1152,7 @@ int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm
 }
 
 /* Attention layer l over s.G in place (dpa1.c attention_forward). */
-int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm, int nlocal, int l)
+int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int l)
 {
     const dpa1_model &g = a->g;
     const scratch &s = a->s;
@@ -1137,17 +1162,16 @@ int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm
     const size_t rows = (size_t)nlocal * n;
     const long long sq = (long long)n * 3 * H, sn = (long long)n * n, sh = (long long)n * H;
     /* [Q | K | V] = G W_in, then + b_in, normalised and scaled */
-    int rc = hmd_cuda_gemm_run(gm, true, "DPA-1 in_proj", 1, (int)rows, 3 * H, M, false,
-                               single(s.G, M), false, single(L.w_in, 3 * H), 0.0, k.qkv, 3 * H, 0);
+    int rc = gemm(blas, "in_proj", 1, (int)rows, 3 * H, M, false, single(s.G, M), false,
+                  single(L.w_in, 3 * H), 0.0, k.qkv, 3 * H, 0);
     if (rc) {
         return rc;
     }
     k_qkv_prepare<<<warp_blocks(rows * 3), THREADS, 0, st>>>(g, rows, L.b_in, k.qkv, k.qkvn);
     HMD_CUDA_LAUNCHED("k_qkv_prepare");
     /* per atom: S = Q K^T */
-    rc = hmd_cuda_gemm_run(gm, true, "DPA-1 Q K^T", nlocal, n, n, H, false,
-                           hmd_cuda_operand{k.qkv, 3 * H, sq}, true,
-                           hmd_cuda_operand{k.qkv + H, 3 * H, sq}, 0.0, k.S, n, sn);
+    rc = gemm(blas, "Q K^T", nlocal, n, n, H, false, operand{k.qkv, 3 * H, sq}, true,
+              operand{k.qkv + H, 3 * H, sq}, 0.0, k.S, n, sn);
     if (rc) {
         return rc;
     }
@@ -1155,12 +1179,11 @@ int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm
                                                      k.A, s.Ap);
     HMD_CUDA_LAUNCHED("k_softmax");
     /* per atom: O = A' V; then P = O W_out into zhat, and the layer norm */
-    rc = hmd_cuda_gemm_run(gm, true, "DPA-1 A' V", nlocal, n, H, n, false,
-                           hmd_cuda_operand{s.Ap, n, sn}, false,
-                           hmd_cuda_operand{k.qkv + 2 * H, 3 * H, sq}, 0.0, s.dO, H, sh);
+    rc = gemm(blas, "A' V", nlocal, n, H, n, false, operand{s.Ap, n, sn}, false,
+              operand{k.qkv + 2 * H, 3 * H, sq}, 0.0, s.dO, H, sh);
     if (!rc) {
-        rc = hmd_cuda_gemm_run(gm, true, "DPA-1 out_proj", 1, (int)rows, M, H, false,
-                               single(s.dO, H), false, single(L.w_out, M), 0.0, k.zhat, M, 0);
+        rc = gemm(blas, "out_proj", 1, (int)rows, M, H, false, single(s.dO, H), false,
+                  single(L.w_out, M), 0.0, k.zhat, M, 0);
     }
     if (rc) {
         return rc;
@@ -1172,8 +1195,8 @@ int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm
 
 /* Reverse of attention layer l: dE/dY in dy -> dE/dX in dx; accumulates dE/d sw and
  * dE/d rhat (dpa1.c attention_backward). */
-int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm, int nlocal,
-                       int l, const double *dy, double *dx)
+int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int l,
+                       const double *dy, double *dx)
 {
     const dpa1_model &g = a->g;
     const scratch &s = a->s;
@@ -1186,12 +1209,11 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *g
                                                                  dx);
     HMD_CUDA_LAUNCHED("k_layer_norm_backward");
     /* dx = dE/dP (and the residual's share); dO = dP W_out^T; per atom dA' = dO V^T */
-    int rc = hmd_cuda_gemm_run(gm, true, "DPA-1 out_proj backward", 1, (int)rows, H, M, false,
-                               single(dx, M), true, single(L.w_out, M), 0.0, s.dO, H, 0);
+    int rc = gemm(blas, "out_proj backward", 1, (int)rows, H, M, false, single(dx, M), true,
+                  single(L.w_out, M), 0.0, s.dO, H, 0);
     if (!rc) {
-        rc = hmd_cuda_gemm_run(gm, true, "DPA-1 dO V^T", nlocal, n, n, H, false,
-                               hmd_cuda_operand{s.dO, H, sh}, true,
-                               hmd_cuda_operand{k.qkv + 2 * H, 3 * H, sq}, 0.0, s.dA, n, sn);
+        rc = gemm(blas, "dO V^T", nlocal, n, n, H, false, operand{s.dO, H, sh}, true,
+                  operand{k.qkv + 2 * H, 3 * H, sq}, 0.0, s.dA, n, sn);
     }
     if (rc) {
         return rc;
@@ -1203,18 +1225,15 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *g
                                                          s.dsw, s.drhat);
     HMD_CUDA_LAUNCHED("k_pair_reduce");
     /* per atom: dV = A'^T dO, dQ = dS K, dK = dS^T Q */
-    rc = hmd_cuda_gemm_run(gm, true, "DPA-1 A'^T dO", nlocal, n, H, n, true,
-                           hmd_cuda_operand{s.Ap, n, sn}, false, hmd_cuda_operand{s.dO, H, sh}, 0.0,
-                           s.dQKV + 2 * H, 3 * H, sq);
+    rc = gemm(blas, "A'^T dO", nlocal, n, H, n, true, operand{s.Ap, n, sn}, false,
+              operand{s.dO, H, sh}, 0.0, s.dQKV + 2 * H, 3 * H, sq);
     if (!rc) {
-        rc = hmd_cuda_gemm_run(gm, true, "DPA-1 dS K", nlocal, n, H, n, false,
-                               hmd_cuda_operand{s.dA, n, sn}, false,
-                               hmd_cuda_operand{k.qkv + H, 3 * H, sq}, 0.0, s.dQKV, 3 * H, sq);
+        rc = gemm(blas, "dS K", nlocal, n, H, n, false, operand{s.dA, n, sn}, false,
+                  operand{k.qkv + H, 3 * H, sq}, 0.0, s.dQKV, 3 * H, sq);
     }
     if (!rc) {
-        rc = hmd_cuda_gemm_run(gm, true, "DPA-1 dS^T Q", nlocal, n, H, n, true,
-                               hmd_cuda_operand{s.dA, n, sn}, false,
-                               hmd_cuda_operand{k.qkv, 3 * H, sq}, 0.0, s.dQKV + H, 3 * H, sq);
+        rc = gemm(blas, "dS^T Q", nlocal, n, H, n, true, operand{s.dA, n, sn}, false,
+                  operand{k.qkv, 3 * H, sq}, 0.0, s.dQKV + H, 3 * H, sq);
     }
     if (rc) {
         return rc;
@@ -1222,13 +1241,13 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *g
     k_qkv_backward<<<warp_blocks(rows * 3), THREADS, 0, st>>>(g, rows, k.qkv, k.qkvn, s.dQKV);
     HMD_CUDA_LAUNCHED("k_qkv_backward");
     /* dx += dQKV W_in^T */
-    return hmd_cuda_gemm_run(gm, true, "DPA-1 in_proj backward", 1, (int)rows, M, 3 * H, false,
-                             single(s.dQKV, 3 * H), true, single(L.w_in, 3 * H), 1.0, dx, M, 0);
+    return gemm(blas, "in_proj backward", 1, (int)rows, M, 3 * H, false, single(s.dQKV, 3 * H),
+                true, single(L.w_in, 3 * H), 1.0, dx, M, 0);
 }
 
 /* Reverse of the embedding from dg = dE/dg [rows][M] (the net's output; read only): points *dr0
  * at dE/dR0 of each row, *stride doubles apart, in the embedding work arrays. */
-int embedding_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm, size_t rows,
+int embedding_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, size_t rows,
                        const double *dg, const double **dr0, int *stride)
 {
     const dpa1_model &g = a->g;
@@ -1250,9 +1269,8 @@ int embedding_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *g
         hmd_cuda_dense_backward_dz<<<blocks_for(rows * L.n_out), THREADS, 0, st>>>(
             rows, L, s.emb_kept + off, grad, dz);
         HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_dz");
-        int rc = hmd_cuda_gemm_run(gm, true, "DPA-1 embedding backward", 1, (int)rows, L.n_in,
-                                   L.n_out, false, single(dz, L.n_out), true, single(L.w, L.n_out),
-                                   0.0, dx, L.n_in, 0);
+        int rc = gemm(blas, "embedding backward", 1, (int)rows, L.n_in, L.n_out, false,
+                      single(dz, L.n_out), true, single(L.w, L.n_out), 0.0, dx, L.n_in, 0);
         if (rc) {
             return rc;
         }
@@ -1295,30 +1313,7 @@ int hmd_cuda_dpa1_reserve(hmd_cuda_dpa1 *a, int nlocal, int nbr_cap)
     return reserve_scratch(a, nlocal);
 }
 
-size_t hmd_cuda_dpa1_stage_floats(const hmd_cuda_dpa1 *a, int nlocal)
-{
-    const dpa1_model &g = a->g;
-    const int rows = nlocal * g.nnei, n = g.nnei, M = g.M, H = g.H;
-    size_t need = 0;
-    for (int l = 0; l < a->emb.nlayers && !g.compressed; l++) { /* forward and backward */
-        need = std::max(
-            need, hmd_cuda_gemm_stage_floats(1, rows, a->emb.L[l].n_out, a->emb.L[l].n_in, true));
-    }
-    if (a->nlayers > 0) {
-        const size_t proj[] = {
-            hmd_cuda_gemm_stage_floats(1, rows, 3 * H, M, true), /* in_proj and its backward */
-            hmd_cuda_gemm_stage_floats(1, rows, M, H, true),     /* out_proj and its backward */
-            hmd_cuda_gemm_stage_floats(nlocal, n, n, H, false),  /* Q K^T, dO V^T */
-            hmd_cuda_gemm_stage_floats(nlocal, n, H, n, false),  /* A' V, A'^T dO, dS K, dS^T Q */
-        };
-        for (size_t x : proj) {
-            need = std::max(need, x);
-        }
-    }
-    return need;
-}
-
-int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm, int nlocal,
+int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
                           int nall, const double *d_x, const int *d_type, int type0,
                           const hmd_cuda_nbr *nl, double *d_D)
 {
@@ -1333,7 +1328,7 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm
     if (rc) {
         return rc;
     }
-    if (cublasSetStream(gm->blas, st) != CUBLAS_STATUS_SUCCESS) {
+    if (cublasSetStream(blas, st) != CUBLAS_STATUS_SUCCESS) {
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
     }
     const scratch &s = a->s;
@@ -1345,16 +1340,14 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm
     k_env<<<blocks_for(rows), THREADS, 0, st>>>(g, rows, d_x, d_type, s.slots, s.live, s.tj, s.R,
                                                 s.sw, s.rhat, s.unorm, s.e[0]);
     HMD_CUDA_LAUNCHED("k_env");
-    rc = embedding_forward(a, st, gm, rows, d_type);
+    rc = embedding_forward(a, st, blas, rows, d_type);
     for (int l = 0; l < a->nlayers && !rc; l++) {
-        rc = attention_forward(a, st, gm, nlocal, l);
+        rc = attention_forward(a, st, blas, nlocal, l);
     }
     /* per atom: sum_j G_j (x) R_j = G^T R */
     if (!rc) {
-        rc = hmd_cuda_gemm_run(gm, false, "DPA-1 G^T R", nlocal, M, 4, n, true,
-                               hmd_cuda_operand{s.G, M, (long long)n * M}, false,
-                               hmd_cuda_operand{s.R, 4, (long long)n * 4}, 0.0, s.T, 4,
-                               (long long)M * 4);
+        rc = gemm(blas, "G^T R", nlocal, M, 4, n, true, operand{s.G, M, (long long)n * M}, false,
+                  operand{s.R, 4, (long long)n * 4}, 0.0, s.T, 4, (long long)M * 4);
     }
     if (rc) {
         return rc;
@@ -1364,7 +1357,7 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm
     return HMD_OK;
 }
 
-int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm, int nlocal,
+int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
                            int nall, int ncount, const double *d_x, const int *d_type,
                            const double *d_dD, double *d_f, double *d_virial)
 {
@@ -1375,7 +1368,7 @@ int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gem
         return hmd_error_set(HMD_ESOFTWARE, "DPA-1 backward of %d atoms without their forward",
                              nlocal);
     }
-    if (cublasSetStream(gm->blas, st) != CUBLAS_STATUS_SUCCESS) {
+    if (cublasSetStream(blas, st) != CUBLAS_STATUS_SUCCESS) {
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
     }
     const dpa1_model &g = a->g;
@@ -1385,15 +1378,11 @@ int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gem
     k_gamma<<<nlocal, THREADS, 0, st>>>(g, s.T, d_dD, s.gamma);
     HMD_CUDA_LAUNCHED("k_gamma");
     /* per atom: dE/dG = R gamma^T, dE/dR (through T) = G gamma */
-    int rc = hmd_cuda_gemm_run(gm, false, "DPA-1 R gamma^T", nlocal, n, M, 4, false,
-                               hmd_cuda_operand{s.R, 4, (long long)n * 4}, true,
-                               hmd_cuda_operand{s.gamma, 4, (long long)M * 4}, 0.0, s.dY, M,
-                               (long long)n * M);
+    int rc = gemm(blas, "R gamma^T", nlocal, n, M, 4, false, operand{s.R, 4, (long long)n * 4},
+                  true, operand{s.gamma, 4, (long long)M * 4}, 0.0, s.dY, M, (long long)n * M);
     if (!rc) {
-        rc = hmd_cuda_gemm_run(gm, false, "DPA-1 G gamma", nlocal, n, 4, M, false,
-                               hmd_cuda_operand{s.G, M, (long long)n * M}, false,
-                               hmd_cuda_operand{s.gamma, 4, (long long)M * 4}, 0.0, s.dR, 4,
-                               (long long)n * 4);
+        rc = gemm(blas, "G gamma", nlocal, n, 4, M, false, operand{s.G, M, (long long)n * M}, false,
+                  operand{s.gamma, 4, (long long)M * 4}, 0.0, s.dR, 4, (long long)n * 4);
     }
     if (rc) {
         return rc;
@@ -1404,7 +1393,7 @@ int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gem
     HMD_CUDA_LAUNCHED("k_fill");
     double *dy = s.dY, *dx = s.dX;
     for (int l = a->nlayers - 1; l >= 0; l--) {
-        rc = attention_backward(a, st, gm, nlocal, l, dy, dx);
+        rc = attention_backward(a, st, blas, nlocal, l, dy, dx);
         if (rc) {
             return rc;
         }
@@ -1418,7 +1407,7 @@ int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gem
     }
     const double *dr0;
     int stride;
-    rc = embedding_backward(a, st, gm, rows, dy, &dr0, &stride);
+    rc = embedding_backward(a, st, blas, rows, dy, &dr0, &stride);
     if (rc) {
         return rc;
     }

@@ -1,9 +1,7 @@
-/* DPA-1 (se_atten, se_atten_v2) descriptor on the GPU in double (src/cuda/dpa1_eval.cu; its
- * network products in TF32 under precision = mixed, through the caller's hmd_cuda_gemm), the
+/* DPA-1 (se_atten, se_atten_v2) descriptor on the GPU in double (src/cuda/dpa1_eval.cu), the
  * twin of the CPU reference nnp/dpa1.c: neighbour selection, descriptor forward, and the reverse
  * pass from dE/dD to forces and virial. Internal to src/cuda; the evaluation context
- * (dp_eval.cu) owns the stream, the matrix-product context (cuBLAS handle, precision, fp32
- * staging: struct hmd_cuda_gemm), the neighbour list and the fitting nets.
+ * (dp_eval.cu) owns the stream, the cuBLAS handle, the neighbour list and the fitting nets.
  *
  * Stream-ordered: forward and backward only enqueue kernels and cuBLAS calls on the given stream
  * (no copies, no synchronisation, no allocation unless nlocal exceeds every earlier call), so
@@ -11,6 +9,8 @@
  */
 #ifndef HMD_CUDA_DPA1_EVAL_CUH
 #define HMD_CUDA_DPA1_EVAL_CUH
+
+#include <cublas_v2.h>
 
 #include "cuda/cuda_internal.cuh"
 
@@ -30,10 +30,6 @@ int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m);
  * message gives the size per atom) or HMD_ESOFTWARE. */
 int hmd_cuda_dpa1_reserve(hmd_cuda_dpa1 *a, int nlocal, int nbr_cap);
 
-/* fp32 staging (floats) the network products of nlocal atoms need under precision = mixed
- * (struct hmd_cuda_gemm; 0 when the model has none, e.g. compressed without attention). */
-size_t hmd_cuda_dpa1_stage_floats(const hmd_cuda_dpa1 *a, int nlocal);
-
 /* Bumped by every allocation of the scratch, so a CUDA graph holding its pointers knows when
  * they went stale. */
 unsigned long hmd_cuda_dpa1_generation(const hmd_cuda_dpa1 *a);
@@ -47,7 +43,7 @@ unsigned long hmd_cuda_dpa1_generation(const hmd_cuda_dpa1 *a);
  * allocates only when nlocal or nl->cap exceed every earlier call).
  * Returns HMD_OK, HMD_EDATA (type0 out of range), HMD_ENOMEM (device memory) or HMD_ESOFTWARE
  * (CUDA or cuBLAS; the message names the call). */
-int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm, int nlocal,
+int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
                           int nall, const double *d_x, const int *d_type, int type0,
                           const hmd_cuda_nbr *nl, double *d_D);
 
@@ -57,7 +53,7 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm
  * W_ab = -sum_pairs dE/dd_ij,a d_ij,b (eV) of the centres i < ncount into d_virial [9]
  * (ncount <= 0 means nlocal, as out->ncount in dp_eval.c). Both are zeroed by the caller.
  * Returns HMD_OK or HMD_ESOFTWARE. */
-int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, const hmd_cuda_gemm *gm, int nlocal,
+int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
                            int nall, int ncount, const double *d_x, const int *d_type,
                            const double *d_dD, double *d_f, double *d_virial);
 

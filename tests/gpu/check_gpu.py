@@ -10,8 +10,6 @@ Usage: check_gpu.py TEST HALOMD DATA WORKDIR
            forces and virial within 1e-10 relative (max|a-b| / max|b|).
   nve      NVE water on the GPU: the conserved energy stays within 1e-6 eV/atom and its
            fluctuation falls about 4x when dt halves.
-  mixed    every golden with precision = mixed, within MIXED_BOUND of DeePMD-kit (table in
-           WORKDIR/mixed_errors.json), and NVE in mixed precision within MIXED_NVE_BOUND.
   mdtwin   the same short runs with both backends (NVE with list updates when needed,
            v-rescale with nstlist, Langevin with centre-of-mass removal, the compressed model):
            energies of every step within 1e-9 relative, the same number of list builds, the
@@ -54,85 +52,29 @@ def evaluate(halomd, backend, model, conf, out, extra=()):
         return json.load(f)
 
 
-def golden_runs(data):
-    """(golden file name, golden, how, model, extra args) of every evaluation the goldens ask
-    for: the model as built and, for compressed goldens, DeePMD-kit's compressed file too."""
+def goldens(halomd, data, work):
+    ok = True
     folder = os.path.join(data, "golden")
     for name in sorted(os.listdir(folder)):
         with open(os.path.join(folder, name)) as f:
             golden = json.load(f)
+        runs = [("built", golden["model"], [])]
         comp = golden.get("compression")
-        if not comp:
-            yield name, golden, "built", golden["model"], []
-            continue
-        yield name, golden, "built", golden["model"], [
-            "-set", "model-compress=yes", "-set", f"compress-stride={comp['stride0']}",
-            "-set", f"compress-extrapolate={comp['extrapolate']}"]
-        if comp.get("compressed_model"):
-            yield name, golden, "file", comp["compressed_model"], []
-
-
-def goldens(halomd, data, work):
-    ok = True
-    for name, golden, how, model, extra in golden_runs(data):
-        out = evaluate(halomd, "cuda", f"{data}/{model}", f"{data}/{golden['structure']}",
-                       os.path.join(work, "gpu.json"), extra)
-        failures, report = compare(out, golden)
-        worst = max(float(line.split("rel err")[1].split()[0]) for line in report)
-        print(f"{'ok  ' if not failures else 'FAIL'} {name} ({how}): worst {worst:.2e}")
-        for line in failures:
-            print("     ", line)
-        ok &= not failures
-    return ok
-
-
-# precision = mixed rounds the operands of the network products to TF32 (10-bit mantissa, unit
-# roundoff 2^-11 = 4.9e-4) and accumulates them in fp32; errors compound over the layers and the
-# backward pass. The documented bound (docs/performance.md): every quantity within 1e-2 of
-# max|DeePMD-kit| (max|a-b| / max|b|, as the goldens), and the conserved energy of NVE within
-# 1e-4 eV/atom (standard deviation over the run).
-MIXED_BOUND = 1e-2
-MIXED_NVE_BOUND = 1e-4
-QUANTITIES = ("energy", "atom_energy", "force", "virial")
-
-
-def mixed(halomd, data, work):
-    ok = True
-    table = []
-    for name, golden, how, model, extra in golden_runs(data):
-        out = evaluate(halomd, "cuda", f"{data}/{model}", f"{data}/{golden['structure']}",
-                       os.path.join(work, "gpu.json"), extra + ["-set", "precision=mixed"])
-        errs = {q: max(relative_error(f[q], r[q]) for f, r in zip(out["frames"], golden["frames"]))
-                for q in QUANTITIES}
-        good = all(e <= MIXED_BOUND for e in errs.values())
-        ok &= good
-        table.append({"golden": name, "model": how, "errors": errs})
-        print(f"{'ok  ' if good else 'FAIL'} {name} ({how}): "
-              + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
-    nve_rows = []
-    for model in ("se_e2_a_water_one_side.dp", "dpa1_water.dp"):
-        name = "mixed_nve_" + model[:-3]
-        res = sh([halomd, "run", "-backend", "cuda", "-deffnm", name, "-m", f"{data}/models/{model}",
-                  "-c", f"{data}/structures/water_96_small.xyz", "-nsteps", "200",
-                  "-set", "precision=mixed", "-set", "dt=0.0002", "-set", "gen-vel=yes",
-                  "-set", "gen-temp=300", "-set", "gen-seed=11", "-set", "nstenergy=5",
-                  "-set", "nstcalcenergy=5", "-set", "nstlog=100"], cwd=work)
-        if res.returncode != 0:
-            raise SystemExit(res.stderr)
-        e = read_csv(os.path.join(work, name + ".energy.csv"))["conserved_eV"]
-        per_atom = statistics.pstdev(e) / 96
-        good = per_atom < MIXED_NVE_BOUND
-        ok &= good
-        nve_rows.append({"model": model, "conserved_std_eV_per_atom": per_atom,
-                         "first_last_eV_per_atom": (e[-1] - e[0]) / 96})
-        print(f"{'ok  ' if good else 'FAIL'} NVE {model} mixed, 40 fs: conserved energy std "
-              f"{per_atom:.2e} eV/atom (< {MIXED_NVE_BOUND:.0e}), end - start "
-              f"{(e[-1] - e[0]) / 96:.2e} eV/atom")
-    worst = {q: max(r["errors"][q] for r in table) for q in QUANTITIES}
-    print("worst over the goldens: " + ", ".join(f"{q} {e:.1e}" for q, e in worst.items()))
-    with open(os.path.join(work, "mixed_errors.json"), "w") as f:
-        json.dump({"bound": MIXED_BOUND, "nve_bound_eV_per_atom": MIXED_NVE_BOUND,
-                   "worst": worst, "goldens": table, "nve": nve_rows}, f, indent=1)
+        if comp:
+            runs = [("built", golden["model"],
+                     ["-set", "model-compress=yes", "-set", f"compress-stride={comp['stride0']}",
+                      "-set", f"compress-extrapolate={comp['extrapolate']}"])]
+            if comp.get("compressed_model"):
+                runs.append(("file", comp["compressed_model"], []))
+        for how, model, extra in runs:
+            out = evaluate(halomd, "cuda", f"{data}/{model}", f"{data}/{golden['structure']}",
+                           os.path.join(work, "gpu.json"), extra)
+            failures, report = compare(out, golden)
+            worst = max(float(line.split("rel err")[1].split()[0]) for line in report)
+            print(f"{'ok  ' if not failures else 'FAIL'} {name} ({how}): worst {worst:.2e}")
+            for line in failures:
+                print("     ", line)
+            ok &= not failures
     return ok
 
 
@@ -259,7 +201,7 @@ def mdtwin(halomd, data, work):
     return ok
 
 
-TESTS = {"goldens": goldens, "twin": twin, "nve": nve, "mdtwin": mdtwin, "mixed": mixed}
+TESTS = {"goldens": goldens, "twin": twin, "nve": nve, "mdtwin": mdtwin}
 
 
 def main(argv):
