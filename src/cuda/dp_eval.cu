@@ -253,6 +253,21 @@ __device__ void rows_of_centre(const hmd_cuda_model &m, int i, int ti, const int
     __syncthreads();
 }
 
+/* The embedding (embed<GRAD>) of the next batch of live slots, s.live[first ..] (`left` of
+ * them remain; at most NB are taken), from their s(r) in column 0 of s.R. Returns the rows. */
+template <bool GRAD>
+__device__ int embed_batch(const hmd_cuda_model &m, smem &s, int k, int first, int left,
+                           const double **y, const double **dy)
+{
+    const int rows = min(NB, left);
+    if (threadIdx.x < rows) {
+        s.s[threadIdx.x] = s.R[4 * s.live[first + threadIdx.x]];
+    }
+    __syncthreads();
+    embed<GRAD>(m, k, rows, s.s, s.buf, y, dy);
+    return rows;
+}
+
 /* ---- kernels --------------------------------------------------------------------------------- */
 
 /* DeePMD-kit's selection (dp_eval.c format_neighbors): within rcut, not pair-excluded, the
@@ -323,13 +338,8 @@ __global__ void descriptor_forward(const hmd_cuda_model *mp, const double *x, co
     for (int tau = 0; tau < m.ntypes; tau++) {
         const int j0 = m.sel_offset[tau], k = net_index(m, ti, tau);
         for (int b0 = 0; b0 < s.nlive[tau]; b0 += NB) {
-            const int rows = min(NB, s.nlive[tau] - b0);
-            if (threadIdx.x < rows) {
-                s.s[threadIdx.x] = s.R[4 * s.live[j0 + b0 + threadIdx.x]];
-            }
-            __syncthreads();
             const double *y, *dy;
-            embed<false>(m, k, rows, s.s, s.buf, &y, &dy);
+            const int rows = embed_batch<false>(m, s, k, j0 + b0, s.nlive[tau] - b0, &y, &dy);
             for (int h = 0; h < 2; h++) {
                 const int a = threadIdx.x + h * blockDim.x;
                 for (int r = 0; r < rows && a < M; r++) {
@@ -426,13 +436,8 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
     for (int tau = 0; tau < m.ntypes; tau++) {
         const int j0 = m.sel_offset[tau], k = net_index(m, ti, tau);
         for (int b0 = 0; b0 < s.nlive[tau]; b0 += NB) {
-            const int rows = min(NB, s.nlive[tau] - b0);
-            if (threadIdx.x < rows) {
-                s.s[threadIdx.x] = s.R[4 * s.live[j0 + b0 + threadIdx.x]];
-            }
-            __syncthreads();
             const double *y, *dy;
-            embed<true>(m, k, rows, s.s, s.buf, &y, &dy);
+            const int rows = embed_batch<true>(m, s, k, j0 + b0, s.nlive[tau] - b0, &y, &dy);
             for (int r = warp; r < rows; r += nwarp) {
                 const double *g = y + (size_t)r * M, *dg = dy + (size_t)r * M;
                 double px[4] = {0, 0, 0, 0}, py[4] = {0, 0, 0, 0};

@@ -249,6 +249,17 @@ template <typename T> int alloc(hmd_cuda_md *md, T **p, size_t n)
     return HMD_OK;
 }
 
+/* Queues predict_displacement over the home atoms, from their positions, velocities and forces
+ * after a second half step (or after the first evaluation). */
+int launch_predict(hmd_cuda_md *md)
+{
+    const hmd_cuda_dp_atoms a = hmd_cuda_dp_device_atoms(md->dp);
+    predict_displacement<<<blocks(md->nlocal), THREADS, 0, hmd_cuda_dp_stream(md->dp)>>>(
+        md->nlocal, md->c.dt, md->k, a.f, md->v, a.x, md->x_build, md->scal);
+    HMD_CUDA_LAUNCHED("predict_displacement");
+    return HMD_OK;
+}
+
 /* Second half step, thermostat, centre-of-mass motion, predicted displacement. */
 int launch_second_half(hmd_cuda_md *md)
 {
@@ -290,11 +301,7 @@ int launch_second_half(hmd_cuda_md *md)
         remove_com<<<blocks(3 * n), THREADS, 0, st>>>(n, md->scal, md->v);
         HMD_CUDA_LAUNCHED("remove_com");
     }
-    const hmd_cuda_dp_atoms a = hmd_cuda_dp_device_atoms(md->dp);
-    predict_displacement<<<blocks(n), THREADS, 0, st>>>(n, c.dt, md->k, a.f, md->v, a.x,
-                                                        md->x_build, md->scal);
-    HMD_CUDA_LAUNCHED("predict_displacement");
-    return HMD_OK;
+    return launch_predict(md);
 }
 
 int launch_first_half(hmd_cuda_md *md)
@@ -474,13 +481,9 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, co
     hmd_cuda_bounds(nall, x, lo, hi);
     rc = hmd_cuda_dp_build_list(md->dp, nlocal, nall, lo, hi, rlist);
     rc = rc ? rc : launch_forces(md);
-    if (!rc && initial) {
-        const hmd_cuda_dp_atoms b = hmd_cuda_dp_device_atoms(md->dp);
-        predict_displacement<<<blocks(nlocal), THREADS, 0, st>>>(nlocal, md->c.dt, md->k, b.f,
-                                                                 md->v, b.x, md->x_build, md->scal);
-        HMD_CUDA_LAUNCHED("predict_displacement");
+    if (!rc) { /* the second half ends with the prediction; the first list has none */
+        rc = initial ? launch_predict(md) : launch_second_half(md);
     }
-    rc = rc || initial ? rc : launch_second_half(md);
     /* the host arrays are the caller's again when this returns */
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
     return rc;
