@@ -1,0 +1,43 @@
+#!/bin/bash
+# Trains the two example models with DeePMD-kit (PyTorch backend) on one GPU node, side by side,
+# each for as many steps as fit in BUDGET seconds (python/halomd/train_timed.py), then freezes,
+# tests on the held-out frames and converts each to .dp. DeePMD-kit comes from .gpudeps/py
+# (bench/gpu_single/fetch_deepmd.sh; the node has torch). Results in $OUT/water.tgz and
+# $OUT/protein.tgz, each with input.json (the one trained), lcurve.out, train.log, test.log, the .dp.
+# Usage, from the repository root on the node: bash examples/train_on_gpu.sh [BUDGET_S]
+set -uo pipefail
+BUDGET=${1:-480}
+OUT=$(mkdir -p "${OUT:-out}" && cd "${OUT:-out}" && pwd)
+R=$PWD
+W=${WORK:-/tmp/halomd_train}
+mkdir -p "$W/bin"
+export PYTHONPATH=$R/.gpudeps/py${PYTHONPATH:+:$PYTHONPATH}
+export TF_CPP_MIN_LOG_LEVEL=3
+printf '#!/bin/sh\nexec python3 -c "import sys; from deepmd.main import main; sys.argv[0]=\\"dp\\"; sys.exit(main())" "$@"\n' > "$W/bin/dp"
+chmod +x "$W/bin/dp"
+export PATH=$W/bin:$PATH
+python3 python/halomd/split_deepmd_data.py examples/data/water_192 --valid 20 \
+    --train-out "$W/data/water_192_train" --valid-out "$W/data/water_192_valid" > /dev/null
+python3 python/halomd/split_deepmd_data.py examples/data/protein_fragments --valid 1 \
+    --train-out "$W/data/protein_train" --valid-out "$W/data/protein_valid" > /dev/null
+
+# train_one NAME INPUT VALID_DATA MODEL_NAME PROBE_STEPS: timed training (hard-stopped 60 s after
+# the budget; the last checkpoint is frozen either way), freeze, test, convert, and $OUT/NAME.tgz
+train_one() {
+  local d=$W/$1
+  mkdir -p "$d" && cp "$R/$2" "$d/input.json" && cd "$d" || return 1
+  timeout $((BUDGET + 60)) python3 "$R/python/halomd/train_timed.py" input.json --budget-s "$BUDGET" \
+    --probe-steps "$5" > timed.json 2> timed.err || { echo "$1: train_timed exit $?"; tail -3 timed.err; }
+  cd timed || return 1
+  dp --pt freeze -o "$4.pth" > freeze.log 2>&1 || { tail -5 freeze.log; return 1; }
+  dp --pt test -m "$4.pth" -s "$3" > test.log 2>&1
+  dp convert-backend "$4.pth" "$4.dp" > convert.log 2>&1 || tail -5 convert.log
+  echo "$1: $(cat ../timed.json)"
+  grep -E "Energy RMSE/Natoms|Force  RMSE" test.log | tail -2
+  cd "$W" && tar czf "$OUT/$1.tgz" --ignore-failed-read $1/timed.json $1/probe.log \
+    $1/timed/{input.json,lcurve.out,train.log,test.log,$4.dp} 2> /dev/null
+}
+train_one water examples/water/input_gpu.json "$W/data/water_192_valid" water_trained 300 &
+train_one protein examples/protein/input_gpu.json "$W/data/protein_valid" protein_dpa1 100 &
+wait
+ls -la "$OUT"/*.tgz
