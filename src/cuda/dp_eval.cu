@@ -11,6 +11,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -576,6 +577,7 @@ struct hmd_cuda_dp {
      * chunk of centres evaluated together (cap_rows; se_e2_a runs the home atoms in chunks
      * so that its descriptors and fitting states never exist for all atoms at once) */
     int cap_all, cap_local, cap_rows;
+    int chunk_rows; /* se_e2_a: most centres evaluated together (chunk_rows_setting) */
     double *x, *f, *ev, *atom_y; /* [cap_all][3] twice, [10], [cap_local] */
     int *type, *order;           /* [cap_all], [cap_local] */
     double *D, *dD;              /* DPA-1: [cap_local][dim] */
@@ -588,7 +590,16 @@ namespace
 {
 
 constexpr size_t BLAS_WORKSPACE_BYTES = 32u << 20;
-constexpr int CHUNK_ROWS = 32768; /* se_e2_a centres evaluated together */
+constexpr int CHUNK_ROWS = 32768; /* se_e2_a centres evaluated together, by default */
+
+/* se_e2_a centres per chunk: CHUNK_ROWS, or HALOMD_GPU_CHUNK_ROWS when set to a positive number
+ * (the tests make chunks of a few atoms with it, so that small systems take the chunked path). */
+int chunk_rows_setting()
+{
+    const char *v = getenv("HALOMD_GPU_CHUNK_ROWS");
+    const long n = v ? strtol(v, NULL, 10) : 0;
+    return n > 0 && n < (1L << 30) ? (int)n : CHUNK_ROWS;
+}
 
 /* What turns a fitting output into an atomic energy (dp_eval.c atomic_energies). */
 void energy_terms(const hmd_dp_model *m, hmd_cuda_model &g)
@@ -768,8 +779,8 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
         }
         dp->cap_local = rc ? 0 : (int)cap;
     }
-    /* DPA-1 fits all its rows at once; se_e2_a chunks of at most CHUNK_ROWS */
-    const int rows = dp->dpa1 ? dp->cap_local : std::min(dp->cap_local, CHUNK_ROWS);
+    /* DPA-1 fits all its rows at once; se_e2_a chunks of at most chunk_rows */
+    const int rows = dp->dpa1 ? dp->cap_local : std::min(dp->cap_local, dp->chunk_rows);
     if (!rc && rows > dp->cap_rows) {
         const size_t old = (size_t)dp->cap_rows, cap = (size_t)rows;
         const size_t fit =
@@ -876,6 +887,7 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
     }
     hmd_cuda_dp *dp = new hmd_cuda_dp();
     dp->host = m;
+    dp->chunk_rows = chunk_rows_setting();
     HMD_CUDA_CHECK(cudaStreamCreateWithFlags(&dp->stream, cudaStreamNonBlocking));
     if (cublasCreate(&dp->blas) != CUBLAS_STATUS_SUCCESS) {
         hmd_cuda_dp_destroy(dp);

@@ -7,11 +7,13 @@ Usage: check_gpu.py TEST HALOMD DATA WORKDIR
            within the golden's tolerance.
   twin     fresh random water-like configurations (seed printed; HMD_TWIN_SEED to repeat) in
            triclinic cells, each model evaluated by both backends: energies, atom energies,
-           forces and virial within 1e-10 relative (max|a-b| / max|b|).
+           forces and virial within 1e-10 relative (max|a-b| / max|b|); se_e2_a models also
+           in chunks of 7 centres (HALOMD_GPU_CHUNK_ROWS).
   nve      NVE water on the GPU: the conserved energy stays within 1e-6 eV/atom and its
            fluctuation falls about 4x when dt halves.
   mdtwin   the same short runs with both backends (NVE with list updates when needed,
-           v-rescale with nstlist, Langevin with centre-of-mass removal, the compressed model):
+           v-rescale with nstlist, Langevin with centre-of-mass removal, the compressed model,
+           DPA-1, se_e2_a in chunks of 10 centres):
            energies of every step within 1e-9 relative, the same number of list builds, the
            same final positions.
 Exits 77 (CTest: skipped) when no CUDA device is visible. Standard library only.
@@ -42,10 +44,11 @@ def need_device(halomd, data):
         sys.exit(SKIP)
 
 
-def evaluate(halomd, backend, model, conf, out, extra=()):
+def evaluate(halomd, backend, model, conf, out, extra=(), env=None):
     if os.path.exists(out):
         os.remove(out)
-    res = sh([halomd, "eval", "-backend", backend, "-m", model, "-c", conf, "-o", out, *extra])
+    res = sh([halomd, "eval", "-backend", backend, "-m", model, "-c", conf, "-o", out, *extra],
+             env={**os.environ, **env} if env else None)
     if res.returncode != 0:
         raise SystemExit(f"halomd eval -backend {backend} {model} {conf}: {res.stderr}")
     with open(out) as f:
@@ -107,23 +110,29 @@ def twin(halomd, data, work):
               ("dpa1_water.dp", []), ("dpa1_small_strip_smooth_temp.dp", []),
               ("se_atten_v2_small.dp", []), ("dpa1_small_tebd2_excl.dp", []),
               ("compressed_coarse_dpa1_small_strip_l0.dp", [])]
+    # se_e2_a in chunks of 7 centres (HALOMD_GPU_CHUNK_ROWS), so small systems take the path
+    # that systems beyond 32,768 atoms take
+    chunked = [("se_e2_a_water_one_side.dp", []), ("se_e2_a_small_3types.dp", []),
+               ("se_e2_a_water_one_side.dp", ["-set", "model-compress=yes"])]
+    runs = [(m, e, None) for m, e in models] + [(m, e, {"HALOMD_GPU_CHUNK_ROWS": "7"})
+                                                for m, e in chunked]
     ok = True
     for k in range(3):
         a = 9.0 + 4 * rng.random()
         cell = [[a, 0, 0], [rng.uniform(-2, 2), a, 0], [rng.uniform(-2, 2), rng.uniform(-2, 2), a]]
         conf = os.path.join(work, f"random{k}.xyz")
         water_xyz(conf, rng, 3 + k, cell)
-        for model, extra in models:
+        for model, extra, env in runs:
             ref = evaluate(halomd, "cpu", f"{data}/models/{model}", conf,
                            os.path.join(work, "cpu.json"), extra)["frames"][0]
             gpu = evaluate(halomd, "cuda", f"{data}/models/{model}", conf,
-                           os.path.join(work, "gpu.json"), extra)["frames"][0]
+                           os.path.join(work, "gpu.json"), extra, env)["frames"][0]
             errs = {q: relative_error(gpu[q], ref[q])
                     for q in ("energy", "atom_energy", "force", "virial")}
             good = all(e <= 1e-10 for e in errs.values())
             ok &= good
             print(f"{'ok  ' if good else 'FAIL'} config {k} ({ref['natoms'] if 'natoms' in ref else ''}"
-                  f" atoms) {model} {' '.join(extra)}: "
+                  f" atoms) {model} {' '.join(extra)}{' chunks of 7' if env else ''}: "
                   + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
     return ok
 
@@ -161,12 +170,12 @@ def read_csv(path):
     return {h: [r[k] for r in rows] for k, h in enumerate(header)}
 
 
-def run_md(halomd, backend, name, model, conf, settings, work):
+def run_md(halomd, backend, name, model, conf, settings, work, env=None):
     cmd = [halomd, "run", "-backend", backend, "-deffnm", name, "-m", model, "-c", conf,
            "-nsteps", "60"]
     for kv in settings:
         cmd += ["-set", kv]
-    res = sh(cmd, cwd=work)
+    res = sh(cmd, cwd=work, env={**os.environ, **env} if env else None)
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)}: {res.stderr}")
     with open(os.path.join(work, name + ".perf.json")) as f:
@@ -178,7 +187,7 @@ def mdtwin(halomd, data, work):
     common = ["dt=0.0005", "gen-vel=yes", "gen-temp=300", "gen-seed=5", "nstenergy=1",
               "nstcalcenergy=1", "nstlog=20", "nstxout=30", "nstvout=30", "nstfout=30"]
     water = f"{data}/models/se_e2_a_water_one_side.dp"
-    cases = {  # name: (model, settings)
+    cases = {  # name: (model, settings[, environment of the GPU run])
         "nve_auto_list": (water, ["verlet-buffer=0.3", "nstlist=0"]),
         "vrescale_nstlist": (water, ["verlet-buffer=1", "nstlist=5", "tcoupl=v-rescale",
                                      "tau-t=0.01", "ref-t=350", "ld-seed=3"]),
@@ -186,12 +195,15 @@ def mdtwin(halomd, data, work):
                                  "ref-t=250", "ld-seed=9", "comm-mode=linear", "nstcomm=7"]),
         "compressed": (water, ["verlet-buffer=0.3", "model-compress=yes"]),
         "dpa1": (f"{data}/models/se_atten_v2_small.dp", ["verlet-buffer=0.3"]),
+        "chunked": (water, ["verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05", "ref-t=300",
+                            "ld-seed=4"], {"HALOMD_GPU_CHUNK_ROWS": "10"}),
     }
     conf = f"{data}/structures/water_96_small.xyz"
     ok = True
-    for name, (m, settings) in cases.items():
+    for name, (m, settings, *env) in cases.items():
         cpu, nb_cpu = run_md(halomd, "cpu", name + "_cpu", m, conf, common + settings, work)
-        gpu, nb_gpu = run_md(halomd, "cuda", name + "_gpu", m, conf, common + settings, work)
+        gpu, nb_gpu = run_md(halomd, "cuda", name + "_gpu", m, conf, common + settings, work,
+                             env[0] if env else None)
         errs = {q: relative_error(gpu[q], cpu[q]) for q in ("pe_eV", "ke_eV", "conserved_eV")}
         good = all(e <= 1e-9 for e in errs.values()) and nb_cpu == nb_gpu
         good &= len(cpu["step"]) == len(gpu["step"])
