@@ -2,20 +2,26 @@
 """Labelled training data from an independent engine (GROMACS), in DeePMD-kit's format.
 
     python python/halomd/make_gmx_data.py                  # regenerate examples/data/{water_192,
-                                                           # protein_fragments, protein_15668}
-                                                           # (about 3.5 min on one core)
-    python python/halomd/make_gmx_data.py --only water     # one set (water|fragments|protein)
+                                                           # water_192_hot, protein_fragments,
+                                                           # protein_fragments_hot, protein_15668}
+                                                           # (about 5 min on one core)
+    python python/halomd/make_gmx_data.py --only water     # one set (water|water_hot|fragments|
+                                                           # fragments_hot|protein)
     python python/halomd/make_gmx_data.py --check-units    # the unit checks (see below)
     python python/halomd/make_gmx_data.py --out DIR        # write elsewhere (e.g. to compare)
 
-Configurations are sampled by classical NVT MD at 300 K in GROMACS with the halomd-ref model
+Configurations are sampled by classical NVT MD in GROMACS with the halomd-ref model
 (AMBER99SB-ILDN + flexible TIP3P, reaction-field with conducting boundary and Lennard-Jones with
 force switch, both cut off at 0.6 nm, no PME, no constraints, dt 0.5 fs; see gmx_tools.py), and
 labelled with that model's potential energy and forces by `gmx mdrun -rerun` of the sampled
 frames (the full-precision .trr written during sampling):
 
 - water_192: 64 molecules (192 atoms) at 1 g/cm3, cut from the equilibrated cell
-  examples/water/water_1536.gro and relaxed (make_water.py), 200 frames 0.5 ps apart (100 ps).
+  examples/water/water_1536.gro and relaxed (make_water.py); 5 ps NVT at 300 K, then 200
+  frames 0.5 ps apart (100 ps).
+- water_192_hot/t450, water_192_hot/t600: the same box from the same relaxed start; 5 ps NVT
+  at 450 K (600 K), then 100 frames 0.25 ps apart (25 ps). Hotter water: closer O-O contacts,
+  longer bonds, wider angles, larger forces, so that a model sees more of the repulsive walls.
 - protein_fragments/<name>: pieces of the solvated protein of examples/protein (PDB 1A8O,
   residues 151-220 after the build's minimisation and NPT): 23 windows of three residues
   (151-153, 154-156, ..., 217-219) plus 218-220 (the C terminus), each capped with ACE and
@@ -23,10 +29,17 @@ frames (the full-precision .trr written during sampling):
   the window is not at a chain end, and one fragment with the disulfide (197-199 + 217-219,
   capped, linked Cys198-Cys218): 25 fragments. Hydrogens by pdb2gmx; each fragment in a
   rectangular box 0.4 nm wider than it on each side (at least 1.5 nm), TIP3P water from
-  spc216.gro, Na+ or Cl- to neutralise (genion, fixed seed); steepest descent, 5 ps NVT, then 4
-  frames 1 ps apart (100 frames in all).
+  spc216.gro, Na+ or Cl- to neutralise (genion, fixed seed); steepest descent, 5 ps NVT at
+  300 K, then 4 frames 1 ps apart (100 frames in all).
+- protein_fragments_hot/<name>: the same 25 systems (same atoms: genion's seed does not depend
+  on the temperature), from the same minimised structure 5 ps NVT at 450 K, then 2 frames 1 ps
+  apart (50 frames in all).
 - protein_15668: the whole system of examples/protein (flexible water, no constraints):
-  steepest descent, 5 ps NVT, 2 frames 2 ps apart; held-out test frames.
+  steepest descent, 5 ps NVT at 300 K, 2 frames 2 ps apart; held-out test frames.
+
+The sets and their temperatures, frame counts and seeds are the tables WATER_SETS and
+FRAGMENT_SETS below; the 300 K sets are the same arrays, bit for bit, as before the
+temperature became a parameter.
 
 DeePMD-kit format, one system per folder: type.raw, type_map.raw, set.000/{coord,box,force}.npy
 as float32 (GROMACS is mixed precision: its coordinates and forces are float32 numbers; the
@@ -46,6 +59,7 @@ python3 + python3-numpy. Deterministic: fixed seeds, single-threaded mdrun with 
 """
 
 import argparse
+import collections
 import os
 import shutil
 import sys
@@ -60,13 +74,32 @@ import numpy as np  # noqa: E402
 
 from halomd import gmx_tools as gt  # noqa: E402
 
-TEMPERATURE = 300.0
 WATER_TYPE_MAP = ["O", "H"]
 PROTEIN_TYPE_MAP = ["H", "C", "N", "O", "S", "Na", "Cl"]
-SEED_WATER = 192
-SEED_FRAG = 2200  # + fragment index
+SEED_FRAG = 2200  # + fragment index: genion, and the MD of the 300 K set
 SEED_PROTEIN = 15668
 PROTEIN_FRAMES = 2
+PROTEIN_TEMPERATURE = 300.0  # K
+
+# One sampling run: the system folder under --out, NVT temperature (K), equilibration steps,
+# frames, steps between frames (dt 0.5 fs), seed of gen-vel and of the thermostat noise (for
+# fragments: plus the fragment index).
+Run = collections.namedtuple("Run", "system temperature equil_steps frames stride seed")
+
+# The --only choices that sample the 64-molecule water box, and their runs.
+WATER_SETS = {
+    "water": [Run("water_192", 300.0, 10000, 200, 1000, 192)],
+    # hotter and more compressed local structure (same density): the repulsive walls
+    "water_hot": [Run("water_192_hot/t450", 450.0, 10000, 100, 500, 192450),
+                  Run("water_192_hot/t600", 600.0, 10000, 100, 500, 192600)],
+}
+# The --only choices that sample the 25 protein fragments (the same molecules, ions and water
+# in each: genion's seed is SEED_FRAG + index whatever the run).
+FRAGMENT_SETS = {
+    "fragments": Run("protein_fragments", 300.0, 10000, 4, 2000, SEED_FRAG),
+    "fragments_hot": Run("protein_fragments_hot", 450.0, 10000, 2, 2000, 4500),
+}
+SETS = ("water", "water_hot", "fragments", "fragments_hot", "protein")  # default: all, in order
 
 MDP_EM = """integrator              = steep
 emtol                   = 200.0
@@ -111,22 +144,25 @@ def write(path, text):
         f.write(text)
 
 
-def sample_and_label(gmx, conf, top, tag, equil_steps, nframes, stride, seed, small_box=False):
+def sample_and_label(gmx, conf, top, tag, temperature, equil_steps, nframes, stride, seed,
+                     small_box=False):
     """EM, NVT equilibration, NVT sampling (a frame every stride steps), rerun labelling.
+
+    temperature: K, of the velocities drawn for the equilibration and of both thermostats.
 
     Returns (x A (nf,n,3), box A (nf,3,3), energy eV (nf,), force eV/A (nf,n,3)), float64."""
     write(gmx.path("em.mdp"), gt.mdp_text(f"{tag}: steepest descent", MDP_EM, small_box))
     gmx.grompp("em.mdp", conf, top, "em.tpr")
     gmx.mdrun("em")
     write(gmx.path("eq.mdp"), gt.mdp_text(
-        f"{tag}: NVT equilibration, 300 K", MDP_NVT.format(
-            nsteps=equil_steps, nstxout=0, temp=TEMPERATURE, gen_vel="yes", seed=seed,
+        f"{tag}: NVT equilibration, {temperature:g} K", MDP_NVT.format(
+            nsteps=equil_steps, nstxout=0, temp=temperature, gen_vel="yes", seed=seed,
             ld_seed=seed, cont="no"), small_box))
     gmx.grompp("eq.mdp", "em.gro", top, "eq.tpr")
     gmx.mdrun("eq")
     write(gmx.path("sample.mdp"), gt.mdp_text(
-        f"{tag}: NVT sampling, 300 K", MDP_NVT.format(
-            nsteps=nframes * stride, nstxout=stride, temp=TEMPERATURE, gen_vel="no", seed=seed,
+        f"{tag}: NVT sampling, {temperature:g} K", MDP_NVT.format(
+            nsteps=nframes * stride, nstxout=stride, temp=temperature, gen_vel="no", seed=seed,
             ld_seed=seed + 50000, cont="yes"), small_box))
     gmx.grompp("sample.mdp", "eq.gro", top, "sample.tpr", extra=["-t", "eq.cpt"])
     gmx.mdrun("sample")
@@ -179,25 +215,52 @@ def element(resname, name):
 
 # ---------------------------------------------------------------------------- water
 
-def make_water(outdir, work, log=print):
+def water_start(work, log=print):
+    """The 64-molecule box at 1 g/cm3 that every water run starts from: (start.gro, water.top)
+    paths. Cut from the equilibrated cell examples/water/water_1536.gro and relaxed (steepest
+    descent + 10 ps NVT at 300 K, make_water.py)."""
     import make_water as mw  # examples/water/make_water.py
 
     _, _, x, box = gt.read_gro(os.path.join(ROOT, "examples", "water", "water_1536.gro"))
     mol, box = mw.make_box(mw.molecules(x, box), box[:3], 64, work=os.path.join(work, "cut"),
                            log=log)
-    gmx = gt.Gmx(os.path.join(work, "label"))
+    gmx = gt.Gmx(os.path.join(work, "start"))
     gt.write_gro(gmx.path("start.gro"), "64 TIP3P", mw.water_atoms(64), mol.reshape(-1, 3), box)
     write(gmx.path("water.top"), gt.water_top(64))
-    # 192 atoms, edge 1.2418 nm: half the edge is barely above the 0.6 nm cut-off, so the pair
-    # list is exact (rebuilt every step, no buffer).
-    x, b, e, f = sample_and_label(gmx, "start.gro", "water.top", "water_192", 10000, 200, 1000,
-                                  SEED_WATER, small_box=True)
-    _, atoms, _, _ = gt.read_gro(gmx.path("start.gro"))
-    types = [WATER_TYPE_MAP.index(element(r, n)) for _, r, n in atoms]
-    write_deepmd(os.path.join(outdir, "water_192"), types, WATER_TYPE_MAP, x, b, e, f)
-    log(f"water_192: {len(x)} frames, E/atom {e.mean() / x.shape[1]:.5f} eV, "
-        f"|F| rms {np.sqrt((f ** 2).mean()):.4f} eV/A")
-    return gmx
+    return gmx.path("start.gro"), gmx.path("water.top")
+
+
+def min_oo_distance(x, box, types):
+    """Smallest O-O distance (A) over frames x (nf,n,3) A in orthorhombic boxes (nf,3,3) A."""
+    o = x[:, np.asarray(types) == WATER_TYPE_MAP.index("O")]
+    d = o[:, :, None, :] - o[:, None, :, :]
+    edge = np.diagonal(box, axis1=1, axis2=2)[:, None, None, :]
+    d -= edge * np.round(d / edge)
+    r = np.sqrt((d ** 2).sum(-1))
+    r[:, np.arange(o.shape[1]), np.arange(o.shape[1])] = np.inf
+    return r.min()
+
+
+def make_water(outdir, work, runs, start, log=print):
+    """The water runs (WATER_SETS) from start = water_start(...)."""
+    for top in sorted({run.system.split("/")[0] for run in runs}):
+        shutil.rmtree(os.path.join(outdir, top), ignore_errors=True)
+    for run in runs:
+        gmx = gt.Gmx(os.path.join(work, run.system.replace("/", "_")))
+        shutil.copy(start[0], gmx.path("start.gro"))
+        shutil.copy(start[1], gmx.path("water.top"))
+        # 192 atoms, edge 1.2418 nm: half the edge is barely above the 0.6 nm cut-off, so the
+        # pair list is exact (rebuilt every step, no buffer).
+        x, b, e, f = sample_and_label(gmx, "start.gro", "water.top", run.system, run.temperature,
+                                      run.equil_steps, run.frames, run.stride, run.seed,
+                                      small_box=True)
+        _, atoms, _, _ = gt.read_gro(gmx.path("start.gro"))
+        types = [WATER_TYPE_MAP.index(element(r, n)) for _, r, n in atoms]
+        write_deepmd(os.path.join(outdir, run.system), types, WATER_TYPE_MAP, x, b, e, f)
+        log(f"{run.system}: {len(x)} frames at {run.temperature:g} K, E/atom "
+            f"{e.mean() / x.shape[1]:.5f} eV (std {(e / x.shape[1]).std():.5f}), "
+            f"|F| rms {np.sqrt((f ** 2).mean()):.4f} eV/A, "
+            f"smallest O-O {min_oo_distance(x, b, types):.3f} A")
 
 
 # ---------------------------------------------------------------------------- protein pieces
@@ -280,7 +343,9 @@ def topology_charge(gmx_dir):
     return int(round(q))
 
 
-def make_fragment(res, name, windows, index, outdir, work, log=print):
+def make_fragment(res, name, windows, index, run, outdir, work, log=print):
+    """Builds fragment number index (the same molecule, water and ions for every run), samples
+    it as run says (FRAGMENT_SETS), writes <out>/<run.system>/<name>."""
     gmx = gt.Gmx(os.path.join(work, name))
     write(gmx.path("frag.pdb"), fragment_pdb(res, windows))
     extra = ["-merge", "all"] if len(windows) > 1 else []
@@ -304,24 +369,32 @@ def make_fragment(res, name, windows, index, outdir, work, log=print):
              "-seed", str(SEED_FRAG + index)], "genion", stdin="SOL\n")
     else:
         shutil.copy(gmx.path("solv.gro"), gmx.path("ions.gro"))
-    x, b, e, f = sample_and_label(gmx, "ions.gro", "topol.top", name, 10000, 4, 2000,
-                                  SEED_FRAG + index)
+    x, b, e, f = sample_and_label(gmx, "ions.gro", "topol.top", name, run.temperature,
+                                  run.equil_steps, run.frames, run.stride, run.seed + index)
     _, atoms, _, _ = gt.read_gro(gmx.path("ions.gro"))
     types = [PROTEIN_TYPE_MAP.index(element(r, n)) for _, r, n in atoms]
-    write_deepmd(os.path.join(outdir, "protein_fragments", name), types, PROTEIN_TYPE_MAP,
-                 x, b, e, f)
+    write_deepmd(os.path.join(outdir, run.system, name), types, PROTEIN_TYPE_MAP, x, b, e, f)
     nprot = sum(1 for _, r, _ in atoms if r not in ("SOL", "NA", "CL"))
     log(f"{name}: {len(atoms)} atoms ({nprot} peptide, charge {q:+d}, "
         f"{sum(1 for _, r, _ in atoms if r in ('NA', 'CL'))} ions), box "
-        f"{b[0, 0, 0]:.2f} x {b[0, 1, 1]:.2f} x {b[0, 2, 2]:.2f} A, {len(x)} frames")
+        f"{b[0, 0, 0]:.2f} x {b[0, 1, 1]:.2f} x {b[0, 2, 2]:.2f} A, {len(x)} frames at "
+        f"{run.temperature:g} K")
+    return e / len(atoms), f
 
 
-def make_fragments(outdir, work, log=print):
+def make_fragments(outdir, work, run, log=print):
     res = protein_residues(os.path.join(ROOT, "examples", "protein", "protein.gro"))
     frs = fragments(res)
-    shutil.rmtree(os.path.join(outdir, "protein_fragments"), ignore_errors=True)
+    shutil.rmtree(os.path.join(outdir, run.system), ignore_errors=True)
+    e_atom, f_sq, n_f = [], 0.0, 0
     for i, (name, windows) in enumerate(frs):
-        make_fragment(res, name, windows, i, outdir, work, log=log)
+        e, f = make_fragment(res, name, windows, i, run, outdir, work, log=log)
+        e_atom.append(e)
+        f_sq, n_f = f_sq + (f ** 2).sum(), n_f + f.size
+    e_atom = np.concatenate(e_atom)
+    log(f"{run.system}: {len(frs)} fragments, {len(e_atom)} frames at {run.temperature:g} K, "
+        f"E/atom {e_atom.mean():.5f} eV (std {e_atom.std():.5f}), "
+        f"|F| rms {np.sqrt(f_sq / n_f):.4f} eV/A")
 
 
 def make_protein(outdir, work, log=print):
@@ -329,8 +402,8 @@ def make_protein(outdir, work, log=print):
     gmx = gt.Gmx(work)
     for fn in ("protein.gro", "topol.top", "posre.itp"):
         shutil.copy(os.path.join(ROOT, "examples", "protein", fn), gmx.path(fn))
-    x, b, e, f = sample_and_label(gmx, "protein.gro", "topol.top", "protein_15668", 10000,
-                                  PROTEIN_FRAMES, 4000, SEED_PROTEIN)
+    x, b, e, f = sample_and_label(gmx, "protein.gro", "topol.top", "protein_15668",
+                                  PROTEIN_TEMPERATURE, 10000, PROTEIN_FRAMES, 4000, SEED_PROTEIN)
     _, atoms, _, _ = gt.read_gro(gmx.path("protein.gro"))
     types = [PROTEIN_TYPE_MAP.index(element(r, n)) for _, r, n in atoms]
     write_deepmd(os.path.join(outdir, "protein_15668"), types, PROTEIN_TYPE_MAP, x, b, e, f)
@@ -444,7 +517,7 @@ def check_units(outdir, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "examples", "data"))
-    ap.add_argument("--only", choices=("water", "fragments", "protein"))
+    ap.add_argument("--only", choices=SETS, help="one set (default: all)")
     ap.add_argument("--check-units", action="store_true")
     ap.add_argument("--keep", help="working folder to keep (GROMACS inputs, logs)")
     args = ap.parse_args()
@@ -460,12 +533,15 @@ def main():
         write(os.path.join(args.out, "label_water_192.mdp"),
               gt.mdp_text("labels of water_192 (gmx mdrun -rerun; box 1.24 nm: exact pair list)",
                           MDP_LABEL, small_box=True))
-        if args.only in (None, "water"):
-            make_water(args.out, os.path.join(work, "water"))
-        if args.only in (None, "fragments"):
-            make_fragments(args.out, os.path.join(work, "fragments"))
-        if args.only in (None, "protein"):
-            make_protein(args.out, os.path.join(work, "protein"))
+        start = None  # the water box, made once for all water runs
+        for name in (args.only,) if args.only else SETS:
+            if name in WATER_SETS:
+                start = start or water_start(os.path.join(work, "water"))
+                make_water(args.out, os.path.join(work, "water"), WATER_SETS[name], start)
+            elif name in FRAGMENT_SETS:
+                make_fragments(args.out, os.path.join(work, name), FRAGMENT_SETS[name])
+            else:
+                make_protein(args.out, os.path.join(work, "protein"))
 
 
 if __name__ == "__main__":
