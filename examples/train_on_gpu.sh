@@ -5,6 +5,9 @@
 # (bench/gpu_single/fetch_deepmd.sh; the node has torch). Results in $OUT/water.tgz and
 # $OUT/protein.tgz, each with input.json (the one trained), lcurve.out, train.log, test.log, the .dp.
 # Usage, from the repository root on the node: bash examples/train_on_gpu.sh [BUDGET_S]
+# The device run's carry limit (64 MiB) holds the tracked files and .gpudeps/py only without
+# the committed example models: move examples/water/water_trained.dp and
+# examples/protein/protein_dpa1.dp aside for the call (they are not needed on the node).
 set -uo pipefail
 BUDGET=${1:-480}
 OUT=$(mkdir -p "${OUT:-out}" && cd "${OUT:-out}" && pwd)
@@ -20,6 +23,9 @@ python3 python/halomd/split_deepmd_data.py examples/data/water_192 --valid 20 \
     --train-out "$W/data/water_192_train" --valid-out "$W/data/water_192_valid" > /dev/null
 python3 python/halomd/split_deepmd_data.py examples/data/protein_fragments --valid 1 \
     --train-out "$W/data/protein_train" --valid-out "$W/data/protein_valid" > /dev/null
+# the other training sets as they are (examples/data/README.md)
+cp -r examples/data/water_192_hot examples/data/water_192_relabel examples/data/protein_fragments_hot \
+    "$W/data/"
 
 # train_one NAME INPUT VALID_DATA MODEL_NAME PROBE_STEPS: timed training (hard-stopped 60 s after
 # the budget; the last checkpoint is frozen either way), freeze, test, convert, and $OUT/NAME.tgz
