@@ -7,6 +7,11 @@
 - tests/data/derived/ideal_gas.dp: deeppot.dp with its fitting nets' last layers zeroed, so the
   energy is a constant and every force is zero: an ideal gas, on which a thermostat must sample
   the canonical kinetic-energy distribution exactly.
+- tests/data/derived/water_192_compressed.xyz: tests/data/structures/water_192_ortho.xyz with
+  positions and cell scaled by 0.8 (twice the density), so that atoms have more neighbours
+  within 6 Å than sel [46, 92] allows: up to 68 O and 126 H. Counted independently (numpy,
+  all pairs over the periodic images, DeePMD-kit's rule: the nearest 138, then the nearest
+  sel[t] of each type), the descriptors leave out 7,165 neighbours in all.
 
 Usage: python python/halomd/make_test_inputs.py   (needs h5py and numpy)
 """
@@ -88,6 +93,24 @@ def ideal_gas_model():
     print("ideal_gas.dp written")
 
 
+def compressed_water():
+    src = os.path.join(DATA, "structures", "water_192_ortho.xyz")
+    out = os.path.join(DATA, "derived", "water_192_compressed.xyz")
+    with open(src) as f:
+        lines = f.read().splitlines()
+    n = int(lines[0])
+    head, tail = lines[1].split('Lattice="')
+    cell, rest = tail.split('"', 1)
+    scaled = " ".join(f"{0.8 * float(v):.10g}" for v in cell.split())
+    body = [lines[0], f'{head}Lattice="{scaled}"{rest}']
+    for line in lines[2:2 + n]:
+        name, *xyz = line.split()
+        body.append(f"{name:2s} " + " ".join(f"{0.8 * float(v):16.10f}" for v in xyz[:3]))
+    with open(out, "w") as f:
+        f.write("\n".join(body) + "\n")
+    print("water_192_compressed.xyz written")
+
+
 def main():
     os.makedirs(BAD, exist_ok=True)
     for name, text in TEXT_FILES.items():
@@ -95,6 +118,7 @@ def main():
             f.write(text)
     damaged_models()
     ideal_gas_model()
+    compressed_water()
     return 0
 
 

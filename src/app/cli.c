@@ -189,11 +189,12 @@ static int cmd_info(const struct cli *cli)
     return rc;
 }
 
-/* Energy, forces and virial of one frame (significant on rank 0), in the frame's atom order.
+/* Energy, forces and virial of frame `index` (from 1; significant on rank 0), in its atom order,
+ * with a warning when neighbours were left out of the descriptors (beyond sel).
  * The neighbour list has the default skin of a run, so eval and step 0 of `halomd run` do the
  * same arithmetic. Collective; rank 0 adds the results to doc. */
 static int eval_frame(const struct cli *cli, const struct hmd_params *p,
-                      const struct hmd_dp_model *model, const struct hmd_frame *frame,
+                      const struct hmd_dp_model *model, const struct hmd_frame *frame, int index,
                       struct hmd_eval_json *doc)
 {
     struct hmd_system sys;
@@ -225,6 +226,13 @@ static int eval_frame(const struct cli *cli, const struct hmd_params *p,
     if (!rc) {
         rc = hmd_collect_gather(sys.atoms.id, fs.atom_energy, sys.atoms.nlocal, 1, energy,
                                 sys.natoms);
+    }
+    if (!rc && hmd_comm_rank() == 0 && fs.dropped > 0) {
+        fprintf(stderr,
+                "halomd: warning: %s frame %d: %ld neighbours within rcut are beyond the model's "
+                "sel and left out of the descriptors (as DeePMD-kit does): the model sees fewer "
+                "neighbours than there are\n",
+                cli->conf, index, fs.dropped);
     }
     if (!rc && hmd_comm_rank() == 0) {
         struct hmd_eval_frame_result res = {
@@ -320,7 +328,7 @@ static int cmd_eval(const struct cli *cli)
     }
     rc = hmd_comm_agree(rc);
     for (int f = 0; f < nframes && !rc; f++) {
-        rc = eval_frame(cli, &p, &model, root ? &frames[f] : NULL, doc);
+        rc = eval_frame(cli, &p, &model, root ? &frames[f] : NULL, f + 1, doc);
         if (rc && nframes > 1 && hmd_error_msg()[0]) {
             hmd_error_prefix(rc, "frame %d: ", f + 1);
         }

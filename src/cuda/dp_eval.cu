@@ -1116,6 +1116,7 @@ extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall,
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
     memcpy(out->virial, ev, sizeof out->virial);
     out->energy = ev[9];
+    out->dropped = -1; /* not counted on the GPU yet */
     return HMD_OK;
 }
 

@@ -283,12 +283,14 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
             hmd_halo_reverse(&fs->plan, fs->atom_virial, 9);
         }
     }
-    double sums[10];
+    double sums[11]; /* the neighbour count is exact in a double */
     sums[0] = out.energy;
     memcpy(sums + 1, out.virial, sizeof out.virial);
-    hmd_comm_sum(sums, 10);
+    sums[10] = (double)out.dropped;
+    hmd_comm_sum(sums, 11);
     fs->energy = sums[0];
     memcpy(fs->virial, sums + 1, sizeof fs->virial);
+    fs->dropped = out.dropped < 0 ? -1 : (long)sums[10];
     return HMD_OK;
 }
 

@@ -30,10 +30,12 @@ struct hmd_forces {
     double energy;                    /* potential energy of the system, last compute (eV) */
     double virial[9];                 /* virial of the system, last compute (eV), dp_eval.h */
     double *atom_energy;              /* [nlocal] per-atom energies of the last compute (eV) */
-    double *atom_virial;              /* [nall][9] per-atom virials, home atoms folded (eV) */
-    int cap_atoms;                    /* capacity of the two arrays above */
-    long nbuilds;                     /* neighbour-list builds so far */
-    double t_force;                   /* seconds this rank spent in the DP, accumulated */
+    long dropped; /* neighbours within rcut the descriptors left out at the last compute (more
+                     than sel; hmd_dp_output.dropped), over all ranks; -1: not counted (GPU) */
+    double *atom_virial; /* [nall][9] per-atom virials, home atoms folded (eV) */
+    int cap_atoms;       /* capacity of the two arrays above */
+    long nbuilds;        /* neighbour-list builds so far */
+    double t_force;      /* seconds this rank spent in the DP, accumulated */
     /* replicated mode (hmd_forces_use_replicated): every rank sees every position */
     bool replicated;
     double *full;        /* [natoms][3] positions, then forces, of all atoms by id (owned) */

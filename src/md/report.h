@@ -54,6 +54,11 @@ struct hmd_perf {
     double ghost_avg, ghost_max; /* ghost atoms per rank at the end */
     const char *backend;         /* as the log names it */
     double device_bytes;         /* GPU memory the run holds (bytes; 0 on the CPU backend) */
+    /* neighbours within rcut beyond sel (left out of the descriptors, hmd_forces.dropped) */
+    bool sel_counted;       /* false: the backend does not count them (GPU) */
+    int64_t sel_steps;      /* force evaluations that left some out */
+    int64_t sel_first_step; /* step of the first, -1 when none */
+    long sel_max_dropped;   /* most left out in one evaluation */
 };
 
 void hmd_thermo_avg_add(struct hmd_thermo_avg *avg, const struct hmd_thermo *t);

@@ -79,6 +79,11 @@ struct md {
         double last_imbalance; /* of the last interval */
         double lost;           /* seconds of force time lost waiting for the slowest rank */
     } dlb;
+    /* force evaluations that left neighbours out of the descriptors (more within rcut than sel) */
+    struct {
+        int64_t evaluations, first_step; /* first_step -1 before any */
+        long max_dropped;
+    } sel;
     /* reporting */
     struct hmd_timers timers;
     struct hmd_thermo last;
@@ -509,6 +514,33 @@ static int check_energy(const struct md *md)
                          md->step, md->fs.energy);
 }
 
+/* Neighbours the last evaluation left out of the descriptors (more within rcut than sel, which
+ * DeePMD-kit drops too): said once in the log and on stderr, then counted for the summary. */
+static void note_dropped(struct md *md)
+{
+    const long n = md->fs.dropped;
+    if (n <= 0) {
+        return;
+    }
+    if (md->sel.evaluations++ == 0) {
+        md->sel.first_step = md->step;
+        const char *fmt =
+            "%sstep %" PRId64 ": %ld neighbours within rcut are beyond the model's sel "
+            "and left out of the descriptors (as DeePMD-kit does): the model sees "
+            "fewer neighbours than there are. A denser system than the training "
+            "data, or one falling apart; the log's summary counts the steps\n";
+        if (md->log) {
+            fprintf(md->log, fmt, "warning: ", md->step, n);
+        }
+        if (hmd_comm_rank() == 0) {
+            fprintf(stderr, fmt, "halomd: warning: ", md->step, n);
+        }
+    }
+    if (n > md->sel.max_dropped) {
+        md->sel.max_dropped = n;
+    }
+}
+
 /* The Deep Potential is timed as Force, the reverse halo and the reductions as Halo. */
 static int compute_forces(struct md *md)
 {
@@ -518,6 +550,9 @@ static int compute_forces(struct md *md)
     md->timers.total[HMD_TIMER_FORCE] += dp;
     md->timers.calls[HMD_TIMER_FORCE]++;
     md->timers.total[HMD_TIMER_HALO] += all - dp;
+    if (!rc) {
+        note_dropped(md);
+    }
     return rc ? rc : check_energy(md);
 }
 
@@ -784,6 +819,10 @@ static void finish(struct md *md, double wall)
         .replicated = md->p.dd_mode == HMD_DD_REPLICATED,
         .dlb_intervals = md->dlb.intervals,
         .dlb_moves = md->dlb.moves,
+        .sel_counted = md->fs.cuda == NULL,
+        .sel_steps = md->sel.evaluations,
+        .sel_first_step = md->sel.first_step,
+        .sel_max_dropped = md->sel.max_dropped,
         .imbalance_avg = md->dlb.intervals ? md->dlb.sum_imbalance / md->dlb.intervals : 0.0,
         .imbalance_max = md->dlb.max_imbalance,
         .imbalance_last = md->dlb.last_imbalance,
@@ -821,6 +860,7 @@ int hmd_run(const struct hmd_run_options *opt)
     }
     md->opt = opt;
     md->last_frame_step = -1;
+    md->sel.first_step = -1;
     md->progress_tty = isatty(STDERR_FILENO);
     md->progress = opt->verbose || md->progress_tty;
     int rc = read_parameters(md);

@@ -49,9 +49,9 @@ static int by_distance(const void *pa, const void *pb)
 
 /* Fills slots[nnei] for centre i from its neighbour list entries (see dp_eval.h for the rule):
  * se_e2_a splits the nearest by neighbour type, DPA-1 keeps them in one list. `cand` has room
- * for the centre's list length. */
-static void format_neighbors(const struct hmd_dp_model *m, int i, const double *x, const int *type,
-                             const int *list, int nlist, struct candidate *cand, int *slots)
+ * for the centre's list length. Returns the neighbours within rcut that found no slot. */
+static int format_neighbors(const struct hmd_dp_model *m, int i, const double *x, const int *type,
+                            const int *list, int nlist, struct candidate *cand, int *slots)
 {
     const int nt = m->ntypes, ti = type[i], nnei = slots_of(m);
     const double rc2 = m->rcut * m->rcut;
@@ -71,6 +71,7 @@ static void format_neighbors(const struct hmd_dp_model *m, int i, const double *
         }
     }
     qsort(cand, (size_t)n, sizeof *cand, by_distance);
+    const int within = n;
     if (n > nnei) {
         n = nnei;
     }
@@ -81,16 +82,19 @@ static void format_neighbors(const struct hmd_dp_model *m, int i, const double *
         for (int k = 0; k < n; k++) {
             slots[k] = cand[k].j;
         }
-        return;
+        return within - n;
     }
     const struct hmd_se_e2_a *se = &m->se;
     int count[64] = {0}; /* ntypes is checked <= 64 at the top of hmd_dp_compute_cpu */
+    int kept = 0;
     for (int k = 0; k < n; k++) {
         int t = type[cand[k].j];
         if (count[t] < se->sel[t]) {
             slots[se->sel_offset[t] + count[t]++] = cand[k].j;
+            kept++;
         }
     }
+    return within - kept;
 }
 
 /* Per-thread doubles of the fitting batch: inputs, input gradients, work, saved state, dE/dy,
@@ -176,6 +180,9 @@ static int workspace_reserve(const struct hmd_dp_model *m, struct hmd_dp_workspa
         }
         if (!rc) {
             rc = grow((void **)&ws->order, n * sizeof(int));
+        }
+        if (!rc) {
+            rc = grow((void **)&ws->dropped, n * sizeof(int));
         }
         if (rc) {
             return rc;
@@ -302,8 +309,9 @@ static void chunk_pass(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws
     const int nnei = slots_of(m);
     for (int c = 0; c < n; c++) {
         const int i = chunk[c];
-        format_neighbors(m, i, x, type, nl->index + nl->offset[i],
-                         nl->offset[i + 1] - nl->offset[i], b->cand, ws->slots + (size_t)i * nnei);
+        ws->dropped[i] = format_neighbors(m, i, x, type, nl->index + nl->offset[i],
+                                          nl->offset[i + 1] - nl->offset[i], b->cand,
+                                          ws->slots + (size_t)i * nnei);
         descriptor_forward(m, ws, b, i, c, x, type);
     }
     /* chunk atoms are grouped by net (see the ordering in hmd_dp_compute_cpu) */
@@ -412,8 +420,10 @@ int hmd_dp_compute_cpu(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws
             chunk_pass(m, ws, &b, ws->order + c0, len, x, type, nl);
         }
     }
+    out->dropped = 0;
     out->energy = 0.0;
     for (int i = 0; i < (out->ncount > 0 ? out->ncount : nlocal); i++) {
+        out->dropped += ws->dropped[i];
         const int t = type[i];
         /* order of deepmd/pt: fitting mask, then out_bias, then the model's atom mask */
         double e = m->fit_exclude[t] ? 0.0 : ws->atom_e[i] + m->bias_atom_e[t];
@@ -437,6 +447,7 @@ void hmd_dp_workspace_free(struct hmd_dp_workspace *ws)
     free(ws->thread_dbuf);
     free(ws->thread_ibuf);
     free(ws->order);
+    free(ws->dropped);
     free(ws->pad_table);
     memset(ws, 0, sizeof *ws);
 }

@@ -33,6 +33,10 @@ struct hmd_dp_output {
     double *force;       /* [nall][3] forces (eV/Å), overwritten */
     double virial[9];    /* 3x3 row-major virial (eV) */
     double *atom_virial; /* [nall][9] per-atom virial (eV), or NULL when not wanted */
+    long dropped;        /* out: neighbours within rcut the descriptor left out, over the
+                            counted centres (more of a type than sel[t], or more than nnei): the
+                            model then sees fewer neighbours than there are, as in DeePMD-kit;
+                            -1 when the evaluation does not count them */
 };
 
 /* Scratch of the evaluation, grown on demand (owned; free with hmd_dp_workspace_free). */
@@ -48,6 +52,7 @@ struct hmd_dp_workspace {
     int *thread_ibuf;    /* per-thread ints */
     size_t thread_doubles, thread_ints;
     int *order;        /* [cap_local] home atoms grouped by fitting net */
+    int *dropped;      /* [cap_local] neighbours within rcut left out of each centre's slots */
     double *pad_table; /* DPA-1: the padding's share of T (hmd_dpa1_pad_table) */
     int pad_type;      /* DPA-1: the atom-0 type pad_table was made for, -1 before */
 };
