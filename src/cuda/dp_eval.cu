@@ -577,7 +577,7 @@ struct hmd_cuda_dp {
      * chunk of centres evaluated together (cap_rows; se_e2_a runs the home atoms in chunks
      * so that its descriptors and fitting states never exist for all atoms at once) */
     int cap_all, cap_local, cap_rows;
-    int chunk_rows; /* se_e2_a: most centres evaluated together (chunk_rows_setting) */
+    int chunk_rows;              /* se_e2_a: most centres evaluated together (chunk_rows_setting) */
     double *x, *f, *ev, *atom_y; /* [cap_all][3] twice, [10], [cap_local] */
     int *type, *order;           /* [cap_all], [cap_local] */
     double *D, *dD;              /* DPA-1: [cap_local][dim] */
