@@ -24,7 +24,7 @@
 enum { MAX_SET = 64 };
 
 struct cli {
-    const char *mdp, *conf, *model, *deffnm, *out, *backend;
+    const char *mdp, *conf, *model, *deffnm, *out, *backend, *cpi;
     int dd[3];
     const char *set[MAX_SET];
     int nset;
@@ -38,7 +38,7 @@ static const char usage_text[] =
     "commands:\n"
     "  run    molecular dynamics\n"
     "           halomd run -f md.mdp -c conf -m model.dp [-deffnm md] [-nsteps N] [-v]\n"
-    "                      [-set key=value]...\n"
+    "                      [-set key=value]... [-cpi md.cpt]\n"
     "  eval   single-point energy, forces and virial of every frame (like dp test)\n"
     "           halomd eval -m model.dp -c conf [-o out.json] [-f params] [-set key=value]...\n"
     "  info   summary of a model\n"
@@ -54,6 +54,8 @@ static const char usage_text[] =
     "  -backend NAME  compute backend: auto (cuda when usable, else cpu), cpu, cuda\n"
     "  -o FILE        eval output (JSON; default: standard output)\n"
     "  -dd NX NY NZ   domain grid for mpirun (default: chosen to minimise the halo)\n"
+    "  -cpi FILE      run: continue from a checkpoint (<deffnm>.cpt of an earlier run) up to\n"
+    "                 step nsteps\n"
     "  -v             progress on stderr\n"
     "  -h, -help      this help\n"
     "  -version       version, git commit and build options\n"
@@ -71,7 +73,7 @@ static void print_version(void)
 
 static int parse(int argc, char **argv, struct cli *cli)
 {
-    enum { OPT_DEFFNM = 256, OPT_NSTEPS, OPT_SET, OPT_VERSION, OPT_BACKEND, OPT_DD };
+    enum { OPT_DEFFNM = 256, OPT_NSTEPS, OPT_SET, OPT_VERSION, OPT_BACKEND, OPT_DD, OPT_CPI };
     static const struct option options[] = {
         {"f", required_argument, NULL, 'f'},
         {"c", required_argument, NULL, 'c'},
@@ -85,6 +87,7 @@ static int parse(int argc, char **argv, struct cli *cli)
         {"set", required_argument, NULL, OPT_SET},
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"dd", required_argument, NULL, OPT_DD},
+        {"cpi", required_argument, NULL, OPT_CPI},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
     };
@@ -117,6 +120,9 @@ static int parse(int argc, char **argv, struct cli *cli)
             break;
         case OPT_BACKEND:
             cli->backend = optarg;
+            break;
+        case OPT_CPI:
+            cli->cpi = optarg;
             break;
         case OPT_VERSION:
             print_version();
@@ -363,6 +369,7 @@ static int cmd_run(const struct cli *cli, int argc, char **argv)
         .nset = cli->nset,
         .backend = cli->backend,
         .dd = {cli->dd[0], cli->dd[1], cli->dd[2]},
+        .cpi = cli->cpi,
         .cmdline = cmdline,
     };
     int rc = require(cli->conf, "-c structure", "run");

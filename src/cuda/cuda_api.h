@@ -39,15 +39,17 @@ enum { HMD_CUDA_TCOUPL_NO, HMD_CUDA_TCOUPL_VRESCALE, HMD_CUDA_TCOUPL_LANGEVIN };
 
 /* What the device step needs of the run (md/integrate.h, md/thermostat.h). */
 struct hmd_cuda_md_config {
-    int nlocal;    /* home atoms (all atoms: one rank) */
-    double dt;     /* ps */
-    int tcoupl;    /* HMD_CUDA_TCOUPL_* */
-    double ref_t;  /* K */
-    double tau_t;  /* ps */
-    double ndof;   /* degrees of freedom of the kinetic energy */
-    uint64_t seed; /* thermostat noise */
-    int nstcomm;   /* remove the centre-of-mass velocity every nstcomm steps; 0: never */
-    int type0;     /* model type of the system's atom 0 (DPA-1's empty neighbour slots) */
+    int nlocal;             /* home atoms (all atoms: one rank) */
+    double dt;              /* ps */
+    int tcoupl;             /* HMD_CUDA_TCOUPL_* */
+    double ref_t;           /* K */
+    double tau_t;           /* ps */
+    double ndof;            /* degrees of freedom of the kinetic energy */
+    uint64_t seed;          /* thermostat noise */
+    int nstcomm;            /* remove the centre-of-mass velocity every nstcomm steps; 0: never */
+    int type0;              /* model type of the system's atom 0 (DPA-1's empty neighbour slots) */
+    long long first_step;   /* the step the run starts from (a continued run: the checkpoint's) */
+    double thermostat_work; /* kinetic energy the thermostat added before first_step (eV) */
 };
 
 /* Energies of the last force computation and the thermostat's total work (eV). */

@@ -419,7 +419,9 @@ extern "C" int hmd_cuda_md_create(struct hmd_cuda_md **out, struct hmd_cuda_dp *
     HMD_CUDA_CHECK(cudaMemcpy(md->mass, mass, sizeof(double) * n, cudaMemcpyHostToDevice));
     HMD_CUDA_CHECK(cudaMemcpy(md->id, id, sizeof(int64_t) * n, cudaMemcpyHostToDevice));
     HMD_CUDA_CHECK(cudaMemset(md->scal, 0, sizeof(double) * S_NSCALAR));
-    HMD_CUDA_CHECK(cudaMemset(md->step, 0, sizeof(long long)));
+    HMD_CUDA_CHECK(
+        cudaMemcpy(md->scal + S_WORK, &c->thermostat_work, sizeof(double), cudaMemcpyHostToDevice));
+    HMD_CUDA_CHECK(cudaMemcpy(md->step, &c->first_step, sizeof(long long), cudaMemcpyHostToDevice));
     HMD_CUDA_CHECK(cudaMemset(md->nghost, 0, sizeof(int)));
     return HMD_OK;
 }

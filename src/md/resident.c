@@ -41,7 +41,8 @@ static int upload_list(struct hmd_resident *r, struct hmd_forces *fs, struct hmd
 }
 
 int hmd_resident_start(struct hmd_resident *r, struct hmd_forces *fs, struct hmd_atoms *atoms,
-                       const struct hmd_thermostat *th, const struct hmd_params *p)
+                       const struct hmd_thermostat *th, const struct hmd_params *p,
+                       int64_t first_step, double thermostat_work)
 {
     const struct hmd_cuda_md_config c = {
         .nlocal = atoms->nlocal,
@@ -55,6 +56,8 @@ int hmd_resident_start(struct hmd_resident *r, struct hmd_forces *fs, struct hmd
         .seed = th->seed,
         .nstcomm = p->comm_mode == HMD_COMM_LINEAR ? p->nstcomm : 0,
         .type0 = fs->type0,
+        .first_step = first_step,
+        .thermostat_work = thermostat_work,
     };
     int rc = hmd_cuda_md_create(&r->dev, fs->cuda, &c, atoms->mass, atoms->id, atoms->v);
     if (!rc) {

@@ -20,10 +20,12 @@ struct hmd_resident {
 };
 
 /* Starts the device step for the atoms of `atoms` (after the first hmd_forces_rebuild, one
- * rank, fs on the cuda backend) and computes the forces of step 0 on the device: fs->energy
- * and fs->virial are set. Returns HMD_OK, HMD_ENOMEM or the device's error. */
+ * rank, fs on the cuda backend) at step `first_step` (0, or a checkpoint's) with the thermostat
+ * work done before it, and computes the forces of that step on the device: fs->energy and
+ * fs->virial are set. Returns HMD_OK, HMD_ENOMEM or the device's error. */
 int hmd_resident_start(struct hmd_resident *r, struct hmd_forces *fs, struct hmd_atoms *atoms,
-                       const struct hmd_thermostat *th, const struct hmd_params *p);
+                       const struct hmd_thermostat *th, const struct hmd_params *p,
+                       int64_t first_step, double thermostat_work);
 
 /* First part of a neighbour-list step: the step's first half on the device, then its home
  * positions into atoms->x; *moved is the largest displacement since the last list (Å). */

@@ -13,6 +13,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "core/units.h"
 #include "hmd_buildinfo.h"
 #include "io/backup.h"
+#include "io/checkpoint.h"
 #include "io/energy_csv.h"
 #include "io/gro_write.h"
 #include "io/structure.h"
@@ -59,6 +61,8 @@ struct md {
     double ndof;            /* degrees of freedom of the kinetic energy */
     double thermostat_work; /* kinetic energy added by the thermostat so far (eV) */
     int64_t step;
+    int64_t first_step; /* the step the run started from: 0, or the checkpoint's (-cpi) */
+    int stop_signal;    /* SIGTERM or SIGINT seen by every rank: the loop ends after the step */
     /* outputs (owned, rank 0 only) */
     double *gather_buf;  /* [natoms][3] a gathered per-atom array, ordered by global id */
     double *gather_buf2; /* [natoms][3] a second one */
@@ -150,6 +154,75 @@ static void choose_seeds(struct md *md)
     md->p.ld_seed = seeds[1];
 }
 
+/* -cpi on rank 0: the checkpoint's positions, velocities and cell replace those of the
+ * structure's first frame (the atoms' names and order stay the structure's). */
+static int checkpoint_into_frame(struct md *md, const struct hmd_checkpoint *c)
+{
+    const char *cpt = md->opt->cpi, *conf = md->opt->conf;
+    struct hmd_frame *f = &md->frames[0];
+    if (c->natoms != f->natoms || c->has_box != f->has_box) {
+        return hmd_error_set(HMD_EDATA, "%s: %d atoms%s, but %s has %d%s", cpt, c->natoms,
+                             c->has_box ? " in a cell" : " without a cell", conf, f->natoms,
+                             f->has_box ? " in a cell" : " without a cell");
+    }
+    if (fabs(c->dt - md->p.dt) > 1e-12 * c->dt) {
+        return hmd_error_set(HMD_ECONFIG,
+                             "dt = %g ps, but the checkpoint %s was written with dt = %g ps "
+                             "(the time and the thermostat noise continue from its step)",
+                             md->p.dt, cpt, c->dt);
+    }
+    if (!f->v) {
+        f->v = malloc(sizeof(double) * 3 * f->natoms);
+        if (!f->v) {
+            return hmd_error_set(HMD_ENOMEM, "out of memory");
+        }
+    }
+    memcpy(f->x, c->x, sizeof(double) * 3 * f->natoms);
+    memcpy(f->v, c->v, sizeof(double) * 3 * f->natoms);
+    if (c->has_box && hmd_box_init(&f->box, c->h, f->box.periodic)) {
+        return hmd_error_prefix(HMD_EDATA, "%s: ", cpt);
+    }
+    return HMD_OK;
+}
+
+/* -cpi: reads the checkpoint on rank 0 into the structure's frame, and sets the step and the
+ * thermostat work on every rank. Collective; before the atoms are distributed. */
+static int apply_checkpoint(struct md *md)
+{
+    double state[2] = {0.0, 0.0}; /* step (exact in a double), thermostat work */
+    int rc = HMD_OK;
+    if (hmd_comm_rank() == 0) {
+        struct hmd_checkpoint c;
+        rc = hmd_checkpoint_read(md->opt->cpi, &c);
+        if (!rc) {
+            rc = checkpoint_into_frame(md, &c);
+            state[0] = (double)c.step;
+            state[1] = c.thermostat_work;
+        }
+        hmd_checkpoint_free(&c);
+    }
+    rc = hmd_comm_agree(rc);
+    if (rc) {
+        return rc;
+    }
+    hmd_comm_bcast(state, sizeof state, 0);
+    md->first_step = md->step = (int64_t)state[0];
+    md->thermostat_work = state[1];
+    if (md->p.nsteps >= 0 && md->step >= md->p.nsteps) {
+        return hmd_error_set(HMD_ECONFIG,
+                             "nsteps = %" PRId64 ", but the checkpoint %s is at step %" PRId64
+                             " already: with -cpi, nsteps is the last step of the whole "
+                             "simulation, counted from the first run's start",
+                             md->p.nsteps, md->opt->cpi, md->step);
+    }
+    if (md->p.gen_vel && hmd_comm_rank() == 0) {
+        fprintf(stderr, "halomd: note: gen-vel = yes ignored: the velocities are the "
+                        "checkpoint's\n");
+    }
+    md->p.gen_vel = false;
+    return HMD_OK;
+}
+
 static int set_up_system(struct md *md)
 {
     const char *conf = md->opt->conf;
@@ -161,6 +234,9 @@ static int set_up_system(struct md *md)
     if (!rc) {
         rc = hmd_comm_rank() == 0 ? hmd_structure_read(conf, &md->frames, &md->nframes) : HMD_OK;
         rc = hmd_comm_agree(rc);
+    }
+    if (!rc && md->opt->cpi) {
+        rc = apply_checkpoint(md);
     }
     if (!rc) {
         rc = hmd_system_load(&md->sys, md->frames, conf, &md->model, md->opt->dd, md->p.rlist);
@@ -177,8 +253,8 @@ static int set_up_system(struct md *md)
     if (md->p.gen_vel) {
         hmd_generate_velocities(&md->sys.atoms, md->p.gen_temp, (uint64_t)md->p.gen_seed,
                                 md->p.comm_mode == HMD_COMM_LINEAR, md->ndof);
-    } else if (md->p.comm_mode == HMD_COMM_LINEAR) {
-        hmd_remove_com_velocity(&md->sys.atoms);
+    } else if (md->p.comm_mode == HMD_COMM_LINEAR && !md->opt->cpi) {
+        hmd_remove_com_velocity(&md->sys.atoms); /* a checkpoint's are used as they are */
     }
     md->th = (struct hmd_thermostat){.ref_t = md->p.ref_t,
                                      .tau_t = md->p.tau_t,
@@ -247,6 +323,10 @@ static void write_log_header(struct md *md)
                 box->periodic[1] ? "b" : "-", box->periodic[2] ? "c" : "-", hmd_box_volume(box));
     } else {
         fprintf(o, "  cell            none (not periodic)\n");
+    }
+    if (md->opt->cpi) {
+        fprintf(o, "  continued from  %s at step %" PRId64 " (positions, velocities, cell)\n",
+                md->opt->cpi, md->first_step);
     }
     fprintf(o, "  degrees of freedom %.0f\n", md->ndof);
     fprintf(o,
@@ -362,7 +442,30 @@ static int write_frame(struct md *md)
     return hmd_comm_agree(rc);
 }
 
-/* The final configuration: last trajectory frame and <deffnm>.gro. Collective. */
+/* <deffnm>.cpt from the gathered state (rank 0). */
+static int write_checkpoint(struct md *md)
+{
+    struct hmd_checkpoint c = {
+        .step = md->step,
+        .dt = md->p.dt,
+        .thermostat_work = md->thermostat_work,
+        .natoms = md->sys.natoms,
+        .has_box = md->sys.has_box,
+        .x = md->gather_buf,
+        .v = md->gather_buf2,
+    };
+    memcpy(c.h, md->sys.box.h, sizeof c.h);
+    snprintf(c.model, sizeof c.model, "%s", md->model_path);
+    char path[NAME_MAX_LEN], note[NAME_MAX_LEN];
+    output_path(md, ".cpt", path, sizeof path);
+    int rc = hmd_checkpoint_write(path, &c, note, sizeof note);
+    if (!rc) {
+        log_note(md, note);
+    }
+    return rc;
+}
+
+/* The final configuration: last trajectory frame, <deffnm>.gro and <deffnm>.cpt. Collective. */
 static int write_final(struct md *md)
 {
     char path[NAME_MAX_LEN], note[NAME_MAX_LEN];
@@ -378,6 +481,7 @@ static int write_final(struct md *md)
                        sizeof note);
     if (!rc) {
         log_note(md, note);
+        rc = write_checkpoint(md);
     }
     return hmd_comm_agree(rc);
 }
@@ -634,11 +738,11 @@ static void report_progress(struct md *md, bool last)
     }
     md->t_last_progress = now;
     const double elapsed = now - md->t_start;
-    const int64_t n = md->p.nsteps;
-    double ns_day = elapsed > 0 ? md->step * md->p.dt * 1e-3 / (elapsed / 86400.0) : 0.0;
+    const int64_t n = md->p.nsteps, done = md->step - md->first_step;
+    double ns_day = elapsed > 0 ? done * md->p.dt * 1e-3 / (elapsed / 86400.0) : 0.0;
     char eta[64] = "";
-    if (n > 0 && md->step > 0) {
-        time_t end = time(NULL) + (time_t)(elapsed / md->step * (n - md->step));
+    if (n > 0 && done > 0) {
+        time_t end = time(NULL) + (time_t)(elapsed / done * (n - md->step));
         strftime(eta, sizeof eta, ", will finish %H:%M:%S", localtime(&end));
     }
     fprintf(stderr, "%sstep %" PRId64 "/%" PRId64 ", %.3g ns/day%s%s", md->progress_tty ? "\r" : "",
@@ -756,7 +860,8 @@ static int md_step_gpu(struct md *md)
 /* backend = cuda: the forces of step 0 on the device, which keeps the atoms from now on. */
 static int start_gpu(struct md *md)
 {
-    int rc = hmd_resident_start(&md->gpu, &md->fs, &md->sys.atoms, &md->th, &md->p);
+    int rc = hmd_resident_start(&md->gpu, &md->fs, &md->sys.atoms, &md->th, &md->p, md->first_step,
+                                md->thermostat_work);
     if (!rc) {
         rc = hmd_resident_next_displacement(&md->gpu, &md->next_disp);
     }
@@ -766,6 +871,38 @@ static int start_gpu(struct md *md)
                 bytes / 1048576.0, bytes / md->sys.natoms);
     }
     return rc;
+}
+
+/* The last SIGTERM or SIGINT received, 0 before any. */
+static volatile sig_atomic_t signal_seen;
+
+static void on_stop_signal(int sig)
+{
+    signal_seen = sig;
+}
+
+/* SIGTERM and SIGINT (a batch system's time limit, `timeout`, Ctrl-C) end the run after the
+ * current step with every output written, as GROMACS does. */
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+/* True once a stop signal has reached some rank (checked by all ranks together every 10
+ * steps, so that they all stop after the same step). Collective. */
+static bool stop_requested(struct md *md)
+{
+    if (md->step % 10 == 0) {
+        int seen = (int)signal_seen;
+        hmd_comm_max_int(&seen, 1);
+        md->stop_signal = seen;
+    }
+    return md->stop_signal != 0;
 }
 
 static int run_loop(struct md *md)
@@ -782,9 +919,18 @@ static int run_loop(struct md *md)
     memset(&md->timers, 0, sizeof md->timers);
     md->fs.nbuilds = 0;
     md->t_start = md->t_last_progress = hmd_wtime();
-    while (!rc && (md->p.nsteps < 0 || md->step < md->p.nsteps)) {
+    while (!rc && (md->p.nsteps < 0 || md->step < md->p.nsteps) && !stop_requested(md)) {
         md->step++;
         rc = md->gpu.dev ? md_step_gpu(md) : md_step(md);
+    }
+    if (!rc && md->stop_signal && hmd_comm_rank() == 0) {
+        char path[NAME_MAX_LEN];
+        output_path(md, ".cpt", path, sizeof path);
+        const char *fmt = "%sstopped by signal %d after step %" PRId64 "; continue with -cpi %s\n";
+        fprintf(stderr, fmt, "halomd: ", md->stop_signal, md->step, path);
+        if (md->log) {
+            fprintf(md->log, fmt, "\n", md->stop_signal, md->step, path);
+        }
     }
     return rc;
 }
@@ -808,7 +954,7 @@ static void finish(struct md *md, double wall)
     hmd_comm_max(counts_max, 2);
     struct hmd_perf perf = {
         .natoms = md->sys.natoms,
-        .nsteps = md->step,
+        .nsteps = md->step - md->first_step,
         .dt = md->p.dt,
         .wall = wall,
         .nthreads = hmd_thread_count(),
@@ -866,6 +1012,9 @@ int hmd_run(const struct hmd_run_options *opt)
     int rc = read_parameters(md);
     if (!rc) {
         rc = set_up_system(md);
+    }
+    if (!rc) {
+        catch_stop_signals();
     }
     if (!rc) {
         rc = open_outputs(md);

@@ -16,11 +16,15 @@ struct hmd_run_options {
     int nset;
     const char *backend; /* -backend, or NULL */
     int dd[3];           /* -dd grid, or zeros for automatic */
+    const char *cpi;     /* -cpi: continue from this checkpoint, or NULL */
     const char *cmdline; /* the command line, for the log; may be NULL */
 };
 
 /* Runs the simulation and writes <deffnm>.log, .energy.csv, .xyz, .nc (NetCDF builds, when
- * nstxout, nstvout or nstfout is set), .gro, .mdout.mdp and .perf.json. Every input is read
+ * nstxout, nstvout or nstfout is set), .gro, .cpt (the checkpoint that -cpi continues from),
+ * .mdout.mdp and .perf.json. With opt->cpi the run starts from that checkpoint's step, positions,
+ * velocities and cell, and runs to step nsteps (counted from the first run's start). SIGTERM or
+ * SIGINT end the run after the current step, with every final output written. Every input is read
  * and checked before the first output is created; existing outputs are backed up. Returns a
  * status (HMD_ESOFTWARE when the run blows up, with the step in the message). */
 int hmd_run(const struct hmd_run_options *opt);

@@ -4,7 +4,7 @@ set(D ${HMD_TEST_DATA})
 set(MODEL ${D}/models/deeppot.dp)
 set(WATER ${D}/models/se_e2_a_water_one_side.dp)
 set(CONF ${D}/structures/deeppot_case1.xyz)
-set(OUTS md.log md.energy.csv md.xyz md.gro)
+set(OUTS md.log md.energy.csv md.xyz md.gro md.cpt)
 
 # usage
 halomd_cli_test(NAME no_command EXIT 64 MATCH "no command")
@@ -89,7 +89,7 @@ halomd_cli_test(NAME eval_stdout EXIT 0 ARGS eval -m ${MODEL} -c ${CONF})
 halomd_cli_test(NAME eval_backs_up EXIT 0 BACKUP out.json EXPECT out.json
   ARGS eval -m ${MODEL} -c ${CONF} -o out.json)
 halomd_cli_test(NAME run_outputs EXIT 0 BACKUP md.log
-  EXPECT md.log md.energy.csv md.xyz md.gro md.mdout.mdp md.perf.json
+  EXPECT md.log md.energy.csv md.xyz md.gro md.cpt md.mdout.mdp md.perf.json
   ARGS run -m ${MODEL} -c ${CONF} -nsteps 20 -set gen-vel=yes -set gen-seed=7)
 halomd_cli_test(NAME run_deffnm EXIT 0 EXPECT nvt.log nvt.energy.csv nvt.xyz nvt.gro
   ARGS run -f ${D}/params/nvt.mdp -m ${MODEL} -c ${CONF} -deffnm nvt -nsteps 10)
@@ -106,3 +106,19 @@ halomd_cli_test(NAME eval_beyond_sel_dpa1 EXIT 0 MATCH "frame 1: 10372 neighbour
 halomd_cli_test(NAME run_beyond_sel EXIT 0
   MATCH "Neighbours beyond sel: in 3 evaluations .first at step 0.*step 0: 7165 neighbours within"
   ARGS run -backend cpu -m ${WATER} -c ${DENSE} -nsteps 2)
+
+# continuing from a checkpoint (-cpi): what is refused before any output
+halomd_cli_test(NAME cpi_missing EXIT 66 MATCH "cannot open checkpoint .*nothing.cpt"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -cpi ${D}/nothing.cpt)
+halomd_cli_test(NAME cpi_broken EXIT 65 MATCH "checkpoint_broken.cpt:3: not a halomd checkpoint"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -cpi ${D}/bad/checkpoint_broken.cpt)
+halomd_cli_test(NAME cpi_field_missing EXIT 65
+  MATCH "checkpoint_no_velocities.cpt: checkpoint field 'velocities_A_per_ps'"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -cpi ${D}/bad/checkpoint_no_velocities.cpt)
+halomd_cli_test(NAME cpi_natoms EXIT 65 MATCH "checkpoint_3atoms.cpt: 3 atoms in a cell, but .*has 6"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -cpi ${D}/bad/checkpoint_3atoms.cpt)
+halomd_cli_test(NAME cpi_dt EXIT 78 MATCH "dt = 0.001 ps, but the checkpoint .* dt = 0.0005 ps"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -set dt=0.001 -nsteps 60
+  -cpi ${D}/bad/checkpoint_step50.cpt)
+halomd_cli_test(NAME cpi_nothing_to_do EXIT 78 MATCH "nsteps = 40, but the checkpoint .* at step 50"
+  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -nsteps 40 -cpi ${D}/bad/checkpoint_step50.cpt)

@@ -12,14 +12,20 @@ Usage: check_md.py TEST HALOMD DATA WORKDIR   (CPU backend; tests/gpu has the GP
   langevin    the same under the Langevin thermostat.
   eval_step0  `halomd eval` and step 0 of `halomd run` give identical forces and energy.
   seeds       the same seeds give bit-identical trajectories; another ld-seed does not.
+  continuation  a run continued from a checkpoint (-cpi) repeats the uninterrupted run bit for
+              bit (v-rescale with nstlist 10; Langevin, centre-of-mass removal and the list
+              updated when needed, continued at a step that is not a list step); a run stopped
+              by SIGTERM writes its outputs and a checkpoint, and continuing from it does too.
 """
 import csv
 import json
 import math
 import os
 import statistics
+import signal
 import subprocess
 import sys
+import time
 
 KB = 8.617333262e-5  # eV/K
 
@@ -166,11 +172,60 @@ def seeds(halomd, data, workdir):
     return ok
 
 
+def continuation(halomd, data, workdir):
+    base = ["-m", f"{data}/models/se_e2_a_water_one_side.dp",
+            "-c", f"{data}/structures/water_96_small.xyz"] + sets(
+        gen_vel="yes", gen_seed=5, ref_t=300, tau_t=0.05, ld_seed=3, nstenergy=1,
+        nstcalcenergy=1)
+    cases = {  # name: (settings, step of the checkpoint)
+        "vrescale": (sets(dt=0.0005, tcoupl="v-rescale", nstlist=10), 20),
+        "langevin": (sets(dt=0.0005, tcoupl="langevin", nstlist=0, verlet_buffer=0.3,
+                          comm_mode="linear", nstcomm=7), 23),
+    }
+    ok = True
+    for name, (extra, split) in cases.items():
+        whole = run(halomd, workdir, name, base + extra + ["-nsteps", "40"])
+        run(halomd, workdir, name + "_1", base + extra + ["-nsteps", str(split)])
+        rest = run(halomd, workdir, name + "_2",
+                   base + extra + ["-nsteps", "40", "-cpi", name + "_1.cpt"])
+        ok &= check(rest == whole[split:], f"{name}: continued at step {split}, steps "
+                    f"{split}-40 identical to the uninterrupted run ({len(rest)} rows)")
+    # stopped by SIGTERM once a few steps are written: it ends after a step that is a multiple
+    # of 10, with a checkpoint there; continuing from it reaches the uninterrupted run's numbers
+    extra = sets(tcoupl="v-rescale", nstlist=10, dt=0.0002)  # 120 steps stay stable
+    whole = run(halomd, workdir, "long", base + extra + ["-nsteps", "120"])
+    for old in os.listdir(workdir):  # a csv of an earlier test run would signal too early
+        if old.startswith(("stopped.", "#stopped.")):
+            os.remove(os.path.join(workdir, old))
+    cmd = [halomd, "run", "-backend", "cpu", "-deffnm", "stopped"] + base + extra + [
+        "-nsteps", "100000"]
+    proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    csv_path = os.path.join(workdir, "stopped.energy.csv")
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        if os.path.exists(csv_path) and sum(1 for _ in open(csv_path)) > 12:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    with open(os.path.join(workdir, "stopped.cpt")) as f:
+        step = json.load(f)["step"]
+    ok &= check(proc.returncode == 0 and "stopped by signal 15" in err and step % 10 == 0,
+                f"SIGTERM: exit {proc.returncode}, checkpoint at step {step}")
+    if step < 120:
+        rest = run(halomd, workdir, "resumed", base + extra + ["-nsteps", "120", "-cpi",
+                                                               "stopped.cpt"])
+        ok &= check(rest == whole[step:], f"continued from the stopped run's step {step}: "
+                    f"identical to the uninterrupted run")
+    return ok
+
+
 TESTS = {"nve_dt": nve_dt, "nve_dt_dpa1": nve_dt_dpa1, "nve_dt_compressed": nve_dt_compressed,
          "compress_check": compress_check,
          "vrescale": lambda h, d, w: thermostat(h, d, w, "v-rescale"),
          "langevin": lambda h, d, w: thermostat(h, d, w, "langevin"),
-         "eval_step0": eval_step0, "seeds": seeds}
+         "eval_step0": eval_step0, "seeds": seeds, "continuation": continuation}
 
 
 def main(argv):

@@ -1,6 +1,8 @@
 # End-to-end MD checks (label md): energy conservation and its dt scaling, thermostats against
-# the canonical ensemble, eval against step 0 of a run, seed reproducibility.
-foreach(t nve_dt nve_dt_dpa1 nve_dt_compressed compress_check vrescale langevin eval_step0 seeds)
+# the canonical ensemble, eval against step 0 of a run, seed reproducibility, continuation from
+# a checkpoint.
+foreach(t nve_dt nve_dt_dpa1 nve_dt_compressed compress_check vrescale langevin eval_step0 seeds
+          continuation)
   add_test(NAME md.${t}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md/check_md.py ${t}
             $<TARGET_FILE:halomd> ${HMD_TEST_DATA} ${CMAKE_CURRENT_BINARY_DIR}/md/${t})
