@@ -52,9 +52,10 @@ struct hmd_cuda_md_config {
     double thermostat_work; /* kinetic energy the thermostat added before first_step (eV) */
 };
 
-/* Energies of the last force computation and the thermostat's total work (eV). */
+/* Energies of the last force computation and the thermostat's total work (eV), and the
+ * neighbours within rcut that computation left out of the descriptors (beyond sel). */
 struct hmd_cuda_md_scalars {
-    double energy, virial[9], thermostat_work;
+    double energy, virial[9], thermostat_work, dropped;
 };
 
 #if HMD_HAVE_CUDA

@@ -149,8 +149,11 @@ static inline void hmd_cuda_bounds(int n, const double *x, double lo[3], double 
 
 struct hmd_cuda_dp;
 
+enum { HMD_CUDA_NEV = 11 }; /* doubles of hmd_cuda_dp_atoms.ev */
+
 /* The device arrays of the atoms an evaluation reads (x, type) and writes (f), for the nall
- * atoms of the last hmd_cuda_dp_prepare; ev [10] is the virial (9) then the energy. */
+ * atoms of the last hmd_cuda_dp_prepare; ev [HMD_CUDA_NEV] is the virial (9), the energy, then
+ * the neighbours within rcut the descriptors left out (beyond sel; a whole number). */
 struct hmd_cuda_dp_atoms {
     double *x, *f, *ev;
     int *type;

@@ -276,7 +276,7 @@ __device__ int embed_batch(const hmd_cuda_model &m, smem &s, int k, int first, i
  * centre idx[b] and writes row b of slots (as do the descriptor kernels). */
 __global__ void format_neighbors(const hmd_cuda_model *mp, const double *x, const int *type,
                                  const int *nl_index, const int *nl_count, int cap, const int *idx,
-                                 int *slots)
+                                 int *slots, double *dropped)
 {
     const hmd_cuda_model &m = *mp;
     extern __shared__ double sh[];
@@ -320,6 +320,8 @@ __global__ void format_neighbors(const hmd_cuda_model *mp, const double *x, cons
         }
         if (rank < nnei && rank_t < m.sel[ta]) {
             out[m.sel_offset[ta] + rank_t] = ja;
+        } else {
+            atomicAdd(dropped, 1.0); /* beyond sel: left out, as on the CPU */
         }
     }
 }
@@ -578,7 +580,7 @@ struct hmd_cuda_dp {
      * so that its descriptors and fitting states never exist for all atoms at once) */
     int cap_all, cap_local, cap_rows;
     int chunk_rows;              /* se_e2_a: most centres evaluated together (chunk_rows_setting) */
-    double *x, *f, *ev, *atom_y; /* [cap_all][3] twice, [10], [cap_local] */
+    double *x, *f, *ev, *atom_y; /* [cap_all][3] twice, [HMD_CUDA_NEV], [cap_local] */
     int *type, *order;           /* [cap_all], [cap_local] */
     double *D, *dD;              /* DPA-1: [cap_local][dim] */
     double *T, *fit_buf;         /* [cap_rows][M][4]; [cap_rows] fitting rows and states */
@@ -796,7 +798,7 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
         dp->cap_rows = rc ? 0 : (int)cap;
     }
     if (!rc && !dp->ev) {
-        rc = device_array(dp, &dp->ev, 0, 10);
+        rc = device_array(dp, &dp->ev, 0, HMD_CUDA_NEV);
     }
     return rc;
 }
@@ -1003,7 +1005,8 @@ int evaluate_se(hmd_cuda_dp *dp, int ncount)
             const int *idx = dp->order + c0;
             double *X = dp->fit_buf, *Y = X + (size_t)rows * dp->dim, *work = Y + rows;
             format_neighbors<<<rows, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
-                                                         dp->nl.count, dp->nl.cap, idx, dp->slots);
+                                                         dp->nl.count, dp->nl.cap, idx, dp->slots,
+                                                         dp->ev + 10);
             HMD_CUDA_LAUNCHED("format_neighbors");
             descriptor_forward<<<rows, T, fwd_bytes, st>>>(dp->d_model, dp->x, dp->type, idx,
                                                            dp->slots, dp->T, X);
@@ -1030,7 +1033,7 @@ int evaluate_dpa1(hmd_cuda_dp *dp, int nlocal, int ncount)
     const hmd_dp_model *m = dp->host;
     cudaStream_t st = dp->stream;
     int rc = hmd_cuda_dpa1_forward(dp->dpa1, st, dp->blas, nlocal, dp->cap_all, dp->x, dp->type,
-                                   dp->type0, &dp->nl, dp->D);
+                                   dp->type0, &dp->nl, dp->D, dp->ev + 10);
     if (rc) {
         return rc;
     }
@@ -1067,7 +1070,7 @@ int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount)
     cudaStream_t st = dp->stream;
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->atom_y, 0, sizeof(double) * nlocal, st));
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->f, 0, sizeof(double) * 3 * dp->cap_all, st));
-    HMD_CUDA_CHECK(cudaMemsetAsync(dp->ev, 0, sizeof(double) * 10, st));
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->ev, 0, sizeof(double) * HMD_CUDA_NEV, st));
     int rc = HMD_OK;
     if (nlocal > 0) {
         rc = dp->dpa1 ? evaluate_dpa1(dp, nlocal, ncount) : evaluate_se(dp, ncount);
@@ -1105,7 +1108,7 @@ extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall,
     if (rc) {
         return rc;
     }
-    double ev[10];
+    double ev[HMD_CUDA_NEV];
     HMD_CUDA_CHECK(
         cudaMemcpyAsync(out->force, dp->f, sizeof(double) * 3 * nall, cudaMemcpyDeviceToHost, st));
     HMD_CUDA_CHECK(cudaMemcpyAsync(ev, dp->ev, sizeof ev, cudaMemcpyDeviceToHost, st));
@@ -1116,7 +1119,7 @@ extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall,
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
     memcpy(out->virial, ev, sizeof out->virial);
     out->energy = ev[9];
-    out->dropped = -1; /* not counted on the GPU yet */
+    out->dropped = (long)ev[10];
     return HMD_OK;
 }
 

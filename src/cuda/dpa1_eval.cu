@@ -243,7 +243,8 @@ __device__ void gate_factors(const dpa1_model &g, const double *sw, const double
  * nearest by (distance, index) into slots of atom i = block, in that order; also the numbers of
  * occupied and of live slots. Shared memory: cap doubles and cap + 1 ints. */
 __global__ void k_select(dpa1_model g, const double *x, const int *type, const int *nl_index,
-                         const int *nl_count, int cap, int *slots, int *filled, int *nlive)
+                         const int *nl_count, int cap, int *slots, int *filled, int *nlive,
+                         double *dropped)
 {
     extern __shared__ double sh[];
     double *r2 = sh;
@@ -295,6 +296,9 @@ __global__ void k_select(dpa1_model g, const double *x, const int *type, const i
     if (threadIdx.x == 0) {
         filled[i] = min(n, nnei);
         nlive[i] = counts[1];
+        if (n > nnei) {
+            atomicAdd(dropped, (double)(n - nnei)); /* beyond sel: left out, as on the CPU */
+        }
     }
 }
 
@@ -1315,7 +1319,7 @@ int hmd_cuda_dpa1_reserve(hmd_cuda_dpa1 *a, int nlocal, int nbr_cap)
 
 int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
                           int nall, const double *d_x, const int *d_type, int type0,
-                          const hmd_cuda_nbr *nl, double *d_D)
+                          const hmd_cuda_nbr *nl, double *d_D, double *d_dropped)
 {
     const dpa1_model &g = a->g;
     if (nlocal <= 0) {
@@ -1334,8 +1338,8 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas
     const scratch &s = a->s;
     const int n = g.nnei, M = g.M;
     const size_t rows = (size_t)nlocal * n;
-    k_select<<<nlocal, THREADS, select_bytes(nl->cap), st>>>(g, d_x, d_type, nl->index, nl->count,
-                                                             nl->cap, s.slots, s.filled, s.nlive);
+    k_select<<<nlocal, THREADS, select_bytes(nl->cap), st>>>(
+        g, d_x, d_type, nl->index, nl->count, nl->cap, s.slots, s.filled, s.nlive, d_dropped);
     HMD_CUDA_LAUNCHED("k_select");
     k_env<<<blocks_for(rows), THREADS, 0, st>>>(g, rows, d_x, d_type, s.slots, s.live, s.tj, s.R,
                                                 s.sw, s.rhat, s.unorm, s.e[0]);

@@ -38,14 +38,15 @@ unsigned long hmd_cuda_dpa1_generation(const hmd_cuda_dpa1 *a);
  * neighbours of any type within rcut from `nl` (built by the caller over the device positions
  * d_x [nall][3] (Å), types d_type [nall]; unsorted, every atom within rlist >= rcut), empty
  * slots taking the type `type0` of the system's atom 0 as DeePMD-kit does, and writes
- * d_D [nlocal][dim_descrpt] (M x M2 row-major, then TE[t_i] when concat_output_tebd). Keeps
+ * d_D [nlocal][dim_descrpt] (M x M2 row-major, then TE[t_i] when concat_output_tebd), and adds
+ * to *d_dropped (device) the neighbours within rcut beyond the nnei nearest (left out). Keeps
  * what the backward needs in the context's scratch, through hmd_cuda_dpa1_reserve (so it
  * allocates only when nlocal or nl->cap exceed every earlier call).
  * Returns HMD_OK, HMD_EDATA (type0 out of range), HMD_ENOMEM (device memory) or HMD_ESOFTWARE
  * (CUDA or cuBLAS; the message names the call). */
 int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
                           int nall, const double *d_x, const int *d_type, int type0,
-                          const hmd_cuda_nbr *nl, double *d_D);
+                          const hmd_cuda_nbr *nl, double *d_D, double *d_dropped);
 
 /* Reverse pass of the latest forward (same nlocal, d_x, d_type): given d_dD [nlocal][dim_descrpt]
  * = dE/dD (eV; rows of atoms without a gradient must be zero, the type-embedding columns are

@@ -528,15 +528,17 @@ extern "C" int hmd_cuda_md_fetch(struct hmd_cuda_md *md, double *x, double *v, d
     if (f) {
         HMD_CUDA_CHECK(cudaMemcpyAsync(f, a.f, bytes, cudaMemcpyDeviceToHost, st));
     }
-    HMD_CUDA_CHECK(
-        cudaMemcpyAsync(md->pinned, a.ev, sizeof(double) * 10, cudaMemcpyDeviceToHost, st));
-    HMD_CUDA_CHECK(cudaMemcpyAsync(md->pinned + 10, md->scal + S_WORK, sizeof(double),
+    static_assert(HMD_CUDA_NEV + 1 <= 16, "the pinned buffer holds ev and the work");
+    HMD_CUDA_CHECK(cudaMemcpyAsync(md->pinned, a.ev, sizeof(double) * HMD_CUDA_NEV,
+                                   cudaMemcpyDeviceToHost, st));
+    HMD_CUDA_CHECK(cudaMemcpyAsync(md->pinned + HMD_CUDA_NEV, md->scal + S_WORK, sizeof(double),
                                    cudaMemcpyDeviceToHost, st));
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
     if (s) {
         memcpy(s->virial, md->pinned, sizeof s->virial);
         s->energy = md->pinned[9];
-        s->thermostat_work = md->pinned[10];
+        s->dropped = md->pinned[10];
+        s->thermostat_work = md->pinned[HMD_CUDA_NEV];
     }
     return HMD_OK;
 }

@@ -290,7 +290,7 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
     hmd_comm_sum(sums, 11);
     fs->energy = sums[0];
     memcpy(fs->virial, sums + 1, sizeof fs->virial);
-    fs->dropped = out.dropped < 0 ? -1 : (long)sums[10];
+    fs->dropped = (long)sums[10];
     return HMD_OK;
 }
 

@@ -31,7 +31,7 @@ struct hmd_forces {
     double virial[9];                 /* virial of the system, last compute (eV), dp_eval.h */
     double *atom_energy;              /* [nlocal] per-atom energies of the last compute (eV) */
     long dropped; /* neighbours within rcut the descriptors left out at the last compute (more
-                     than sel; hmd_dp_output.dropped), over all ranks; -1: not counted (GPU) */
+                     than sel; hmd_dp_output.dropped), over all ranks */
     double *atom_virial; /* [nall][9] per-atom virials, home atoms folded (eV) */
     int cap_atoms;       /* capacity of the two arrays above */
     long nbuilds;        /* neighbour-list builds so far */

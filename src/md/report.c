@@ -79,13 +79,14 @@ void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_t
     }
     fprintf(out, "Atoms per rank: home avg %.0f max %.0f, ghosts avg %.0f max %.0f\n",
             perf->home_avg, perf->home_max, perf->ghost_avg, perf->ghost_max);
-    if (!perf->sel_counted) {
-        fprintf(out, "Neighbours beyond sel: not counted on this backend\n");
-    } else if (perf->sel_steps > 0) {
+    if (perf->sel_steps > 0) {
         fprintf(out,
-                "Neighbours beyond sel: in %lld evaluations (first at step %lld), at most %ld "
-                "left out of the descriptors: the model saw fewer neighbours than there were\n",
-                (long long)perf->sel_steps, (long long)perf->sel_first_step, perf->sel_max_dropped);
+                "Neighbours beyond sel: in %lld %s (first at step %lld), at most %ld left out of "
+                "the descriptors: the model saw fewer neighbours than there were\n",
+                (long long)perf->sel_steps,
+                perf->sel_every_step ? "evaluations"
+                                     : "output steps (the GPU's count is read there)",
+                (long long)perf->sel_first_step, perf->sel_max_dropped);
     }
     if (perf->device_bytes > 0) {
         fprintf(out,
@@ -219,12 +220,12 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
         return hmd_error_set(HMD_ESOFTWARE, "cannot build the run record %s", path);
     }
     json_object_set_new(root, "decomposition", dd);
-    json_object_set_new(
-        root, "neighbors_beyond_sel",
-        perf->sel_counted ? json_pack("{s:I, s:I, s:I}", "evaluations", (json_int_t)perf->sel_steps,
-                                      "first_step", (json_int_t)perf->sel_first_step,
-                                      "max_left_out", (json_int_t)perf->sel_max_dropped)
-                          : json_null());
+    json_object_set_new(root, "neighbors_beyond_sel",
+                        json_pack("{s:s, s:I, s:I, s:I}", "checked",
+                                  perf->sel_every_step ? "every evaluation" : "output steps",
+                                  "evaluations", (json_int_t)perf->sel_steps, "first_step",
+                                  (json_int_t)perf->sel_first_step, "max_left_out",
+                                  (json_int_t)perf->sel_max_dropped));
     json_object_set_new(root, "backend",
                         json_pack("{s:s, s:f, s:f}", "name", perf->backend ? perf->backend : "",
                                   "device_bytes", perf->device_bytes, "device_bytes_per_atom",

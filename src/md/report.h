@@ -55,7 +55,7 @@ struct hmd_perf {
     const char *backend;         /* as the log names it */
     double device_bytes;         /* GPU memory the run holds (bytes; 0 on the CPU backend) */
     /* neighbours within rcut beyond sel (left out of the descriptors, hmd_forces.dropped) */
-    bool sel_counted;       /* false: the backend does not count them (GPU) */
+    bool sel_every_step;    /* counted at every evaluation (CPU); else at output steps (GPU) */
     int64_t sel_steps;      /* force evaluations that left some out */
     int64_t sel_first_step; /* step of the first, -1 when none */
     long sel_max_dropped;   /* most left out in one evaluation */

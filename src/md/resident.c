@@ -99,6 +99,7 @@ int hmd_resident_fetch(struct hmd_resident *r, struct hmd_forces *fs, struct hmd
     if (!rc) {
         fs->energy = s.energy;
         memcpy(fs->virial, s.virial, sizeof fs->virial);
+        fs->dropped = (long)s.dropped;
         if (thermostat_work) {
             *thermostat_work = s.thermostat_work;
         }

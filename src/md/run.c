@@ -760,6 +760,9 @@ static int fetch_outputs(struct md *md, bool energy, bool frame)
     int rc = hmd_resident_fetch(&md->gpu, &md->fs, &md->sys.atoms, frame, true, frame,
                                 &md->thermostat_work);
     hmd_timer_stop(&md->timers, HMD_TIMER_OUTPUT);
+    if (!rc) {
+        note_dropped(md); /* on the GPU the host sees the count at output steps */
+    }
     return rc ? rc : check_energy(md);
 }
 
@@ -863,6 +866,7 @@ static int start_gpu(struct md *md)
     int rc = hmd_resident_start(&md->gpu, &md->fs, &md->sys.atoms, &md->th, &md->p, md->first_step,
                                 md->thermostat_work);
     if (!rc) {
+        note_dropped(md);
         rc = hmd_resident_next_displacement(&md->gpu, &md->next_disp);
     }
     if (!rc && md->log) {
@@ -965,7 +969,7 @@ static void finish(struct md *md, double wall)
         .replicated = md->p.dd_mode == HMD_DD_REPLICATED,
         .dlb_intervals = md->dlb.intervals,
         .dlb_moves = md->dlb.moves,
-        .sel_counted = md->fs.cuda == NULL,
+        .sel_every_step = md->fs.cuda == NULL,
         .sel_steps = md->sel.evaluations,
         .sel_first_step = md->sel.first_step,
         .sel_max_dropped = md->sel.max_dropped,

@@ -35,8 +35,7 @@ struct hmd_dp_output {
     double *atom_virial; /* [nall][9] per-atom virial (eV), or NULL when not wanted */
     long dropped;        /* out: neighbours within rcut the descriptor left out, over the
                             counted centres (more of a type than sel[t], or more than nnei): the
-                            model then sees fewer neighbours than there are, as in DeePMD-kit;
-                            -1 when the evaluation does not count them */
+                            model then sees fewer neighbours than there are, as in DeePMD-kit */
 };
 
 /* Scratch of the evaluation, grown on demand (owned; free with hmd_dp_workspace_free). */

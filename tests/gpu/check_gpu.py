@@ -9,6 +9,8 @@ Usage: check_gpu.py TEST HALOMD DATA WORKDIR
            triclinic cells, each model evaluated by both backends: energies, atom energies,
            forces and virial within 1e-10 relative (max|a-b| / max|b|); se_e2_a models also
            in chunks of 7 centres (HALOMD_GPU_CHUNK_ROWS).
+  dense    water at twice the density: both backends leave out the same neighbours beyond sel
+           (the count in eval's warning) and agree within 1e-10.
   nve      NVE water on the GPU: the conserved energy stays within 1e-6 eV/atom and its
            fluctuation falls about 4x when dt halves.
   mdtwin   the same short runs with both backends (NVE with list updates when needed,
@@ -137,6 +139,33 @@ def twin(halomd, data, work):
     return ok
 
 
+def dense(halomd, data, work):
+    """Water at twice the density (more neighbours than sel): both backends leave out the same
+    neighbours (the count in the warning) and agree within 1e-10."""
+    conf = f"{data}/derived/water_192_compressed.xyz"
+    ok = True
+    for model in ("se_e2_a_water_one_side.dp", "dpa1_water.dp"):
+        runs = {}
+        for backend in ("cpu", "cuda"):
+            out = os.path.join(work, f"dense_{backend}.json")
+            res = sh([halomd, "eval", "-backend", backend, "-m", f"{data}/models/{model}",
+                      "-c", conf, "-o", out])
+            if res.returncode != 0:
+                raise SystemExit(f"{model} {backend}: {res.stderr}")
+            words = res.stderr.split("frame 1: ")
+            left_out = int(words[1].split()[0]) if len(words) > 1 else 0
+            with open(out) as f:
+                runs[backend] = (left_out, json.load(f)["frames"][0])
+        (n_cpu, ref), (n_gpu, gpu) = runs["cpu"], runs["cuda"]
+        errs = {q: relative_error(gpu[q], ref[q]) for q in ("energy", "atom_energy", "force",
+                                                            "virial")}
+        good = n_cpu > 0 and n_cpu == n_gpu and all(e <= 1e-10 for e in errs.values())
+        ok &= good
+        print(f"{'ok  ' if good else 'FAIL'} dense water {model}: left out cpu {n_cpu} gpu "
+              f"{n_gpu}, " + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
+    return ok
+
+
 def nve(halomd, data, work):
     spread = {}
     for dt in (0.0002, 0.0001):
@@ -213,7 +242,7 @@ def mdtwin(halomd, data, work):
     return ok
 
 
-TESTS = {"goldens": goldens, "twin": twin, "nve": nve, "mdtwin": mdtwin}
+TESTS = {"goldens": goldens, "twin": twin, "dense": dense, "nve": nve, "mdtwin": mdtwin}
 
 
 def main(argv):
