@@ -127,15 +127,23 @@ def read_gro(path):
     return lines[0], atoms, x, box
 
 
+def gro_frame_text(title, atoms, x, box, decimals=3):
+    """One .gro frame: coordinates (nm) with `decimals` places in fields decimals + 5 wide (3:
+    GROMACS's %8.3f; GROMACS reads a higher precision from the layout), the box (its 3 or 9
+    values, nm) with two places more; residue and atom numbers wrap at 1e5."""
+    w, bw = decimals + 5, decimals + 7
+    lines = [title, f"{len(atoms):5d}"]
+    for i, ((resnr, resname, name), xi) in enumerate(zip(atoms, x)):
+        lines.append(f"{resnr % 100000:5d}{resname:<5s}{name:>5s}{(i + 1) % 100000:5d}"
+                     f"{xi[0]:{w}.{decimals}f}{xi[1]:{w}.{decimals}f}{xi[2]:{w}.{decimals}f}")
+    lines.append("".join(f"{b:{bw}.{decimals + 2}f}" for b in box))
+    return "\n".join(lines) + "\n"
+
+
 def write_gro(path, title, atoms, x, box):
     """Coordinates only, %8.3f nm (GROMACS precision); residue and atom numbers wrap at 1e5."""
     with open(path, "w") as f:
-        f.write(title + "\n")
-        f.write(f"{len(atoms):5d}\n")
-        for i, ((resnr, resname, name), xi) in enumerate(zip(atoms, x)):
-            f.write(f"{resnr % 100000:5d}{resname:<5s}{name:>5s}{(i + 1) % 100000:5d}"
-                    f"{xi[0]:8.3f}{xi[1]:8.3f}{xi[2]:8.3f}\n")
-        f.write("".join(f"{b:10.5f}" for b in box) + "\n")
+        f.write(gro_frame_text(title, atoms, x, box))
 
 
 # ---------------------------------------------------------------------------- .trr files

@@ -73,13 +73,10 @@ def write_frames_gro(path, atoms, frames):
     """Multi-frame .gro with 6 decimals (nm): GROMACS reads the precision from the layout."""
     with open(path, "w") as f:
         for t, (x, cell) in enumerate(frames):
-            f.write(f"relabel t= {float(t):.1f}\n{len(atoms):5d}\n")
-            for i, ((resnr, resname, name), xi) in enumerate(zip(atoms, x / gt.NM_TO_A)):
-                f.write(f"{resnr % 100000:5d}{resname:<5s}{name:>5s}{(i + 1) % 100000:5d}"
-                        f"{xi[0]:11.6f}{xi[1]:11.6f}{xi[2]:11.6f}\n")
             c = cell / gt.NM_TO_A  # GROMACS order: v1(x) v2(y) v3(z) v1(y) v1(z) v2(x) v2(z) v3(x) v3(y)
             box = [c[0, 0], c[1, 1], c[2, 2], c[0, 1], c[0, 2], c[1, 0], c[1, 2], c[2, 0], c[2, 1]]
-            f.write("".join(f"{v:11.6f}" for v in box) + "\n")
+            f.write(gt.gro_frame_text(f"relabel t= {float(t):.1f}", atoms, x / gt.NM_TO_A, box,
+                                      decimals=6))
 
 
 def label(frames, template, top, work):

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "io/backup.h"
+#include "io/json_file.h"
 
 #define SCHEMA "halomd-cpt-1"
 
@@ -37,17 +37,8 @@ int hmd_checkpoint_write(const char *path, const struct hmd_checkpoint *c, char 
     if (!root) {
         return hmd_error_set(HMD_ENOMEM, "out of memory for the checkpoint %s", path);
     }
-    FILE *fp;
-    int rc = hmd_output_open(path, &fp, note, note_len);
-    if (!rc) {
-        if (json_dumpf(root, fp, JSON_COMPACT | JSON_REAL_PRECISION(17)) ||
-            fputc('\n', fp) == EOF) {
-            rc = hmd_error_set(HMD_EIO, "cannot write %s", path);
-        }
-        if (fclose(fp) && !rc) {
-            rc = hmd_error_set(HMD_EIO, "cannot write %s", path);
-        }
-    }
+    const int rc =
+        hmd_json_write_file(path, root, JSON_COMPACT | JSON_REAL_PRECISION(17), note, note_len);
     json_decref(root);
     return rc;
 }

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "hmd_buildinfo.h"
-#include "io/backup.h"
+#include "io/json_file.h"
 
 void hmd_thermo_avg_add(struct hmd_thermo_avg *avg, const struct hmd_thermo *t)
 {
@@ -230,17 +230,8 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
                         json_pack("{s:s, s:f, s:f}", "name", perf->backend ? perf->backend : "",
                                   "device_bytes", perf->device_bytes, "device_bytes_per_atom",
                                   perf->natoms > 0 ? perf->device_bytes / perf->natoms : 0.0));
-    FILE *fp;
-    int rc = hmd_output_open(path, &fp, note, sizeof note);
-    if (!rc) {
-        if (json_dumpf(root, fp, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) ||
-            fputc('\n', fp) == EOF) {
-            rc = hmd_error_set(HMD_EIO, "cannot write %s", path);
-        }
-        if (fclose(fp) && !rc) {
-            rc = hmd_error_set(HMD_EIO, "cannot write %s", path);
-        }
-    }
+    const int rc = hmd_json_write_file(path, root, JSON_INDENT(2) | JSON_REAL_PRECISION(12), note,
+                                       sizeof note);
     json_decref(root);
     return rc;
 }
