@@ -28,9 +28,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-import numpy as np  # noqa: E402
-
-from halomd import gmx_tools as gt  # noqa: E402
+try:  # halomd-mdp needs the standard library only (GPU nodes may have no numpy)
+    import numpy as np
+    from halomd import gmx_tools as gt
+except ImportError:
+    np = gt = None
 
 TEMPERATURE = 300.0
 DT = 0.0005  # ps, both engines (flexible water, as the labelled data)

@@ -67,9 +67,12 @@ extern "C" {
  * HMD_ENOTSUP with a message when there is no usable device. */
 int hmd_cuda_device_info(char *buf, size_t len);
 
-/* Uploads `m` (borrowed during the call) and makes the evaluation context. Returns HMD_OK,
- * HMD_ENOTSUP (no device; a model kind the GPU path does not have), HMD_ENOMEM. */
-int hmd_cuda_dp_create(struct hmd_cuda_dp **dp, const struct hmd_dp_model *m);
+/* Uploads `m` (borrowed during the call) and makes the evaluation context. `mixed` (precision =
+ * mixed, se_e2_a only) runs the embedding nets, networks or tables, in fp32; the environment
+ * matrix, the descriptor sums, the fitting nets, forces, virial and energies stay in double.
+ * Returns HMD_OK, HMD_ENOTSUP (no device; a model kind the GPU path does not have; mixed with
+ * DPA-1), HMD_ENOMEM. */
+int hmd_cuda_dp_create(struct hmd_cuda_dp **dp, const struct hmd_dp_model *m, bool mixed);
 
 /* hmd_dp_compute_cpu on the GPU, same arguments and results except that the neighbour list is
  * built on the device with cut-off `rlist` (>= rcut) from x. out->atom_virial must be NULL.
@@ -133,9 +136,11 @@ static inline int hmd_cuda_device_info(char *buf, size_t len)
     return hmd_error_set(HMD_ENOTSUP, "this halomd was built without CUDA (HALOMD_CUDA=OFF or no "
                                       "nvcc at build time)");
 }
-static inline int hmd_cuda_dp_create(struct hmd_cuda_dp **dp, const struct hmd_dp_model *m)
+static inline int hmd_cuda_dp_create(struct hmd_cuda_dp **dp, const struct hmd_dp_model *m,
+                                     bool mixed)
 {
     (void)m;
+    (void)mixed;
     *dp = NULL;
     return hmd_cuda_device_info(NULL, 0);
 }

@@ -46,7 +46,8 @@ struct hmd_cuda_layer {
     enum hmd_activation act;
     struct hmd_act_silut silut;
     enum hmd_resnet resnet;
-    const double *w, *b, *idt; /* device; b, idt may be NULL */
+    const double *w, *b, *idt;   /* device; b, idt may be NULL */
+    const float *wf, *bf, *idtf; /* fp32 copies (precision = mixed: embedding nets), or NULL */
 };
 
 struct hmd_cuda_net {
@@ -73,6 +74,14 @@ int hmd_cuda_upload_dense(struct hmd_cuda_weights *w, const hmd_dense *L, const 
 /* A network's layers into out. HMD_ENOTSUP beyond HMD_CUDA_MAX_LAYERS layers. */
 int hmd_cuda_upload_net(struct hmd_cuda_weights *w, const hmd_mlp *net, struct hmd_cuda_net *out);
 
+/* fp32 copies of the layers' weights, biases and idt (wf, bf, idtf of out, which holds the
+ * network as hmd_cuda_upload_net made it). */
+int hmd_cuda_upload_net_f32(struct hmd_cuda_weights *w, const hmd_mlp *net,
+                            struct hmd_cuda_net *out);
+
+/* n doubles of host memory src rounded to fp32 into a new device array *dst that w owns. */
+int hmd_cuda_upload_f32(struct hmd_cuda_weights *w, const double *src, size_t n, const float **dst);
+
 /* Frees what w owns and empties it. */
 void hmd_cuda_weights_free(struct hmd_cuda_weights *w);
 
@@ -87,7 +96,8 @@ struct hmd_cuda_model {
     unsigned char exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* descriptor */
     unsigned char pair_exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* model level */
     struct hmd_cuda_net emb[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];
-    struct hmd_emb_table table[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* coef on device */
+    struct hmd_emb_table table[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];  /* coef on device */
+    const float *table_coef_f32[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* mixed: fp32 coef */
     /* atomic energy of a home atom of type t from its fitting output y: e_scale[t] y + e_add[t]
      * (bias_atom_e, out_bias, fitting and atom exclusions folded in) */
     double e_scale[HMD_CUDA_MAX_TYPES], e_add[HMD_CUDA_MAX_TYPES];

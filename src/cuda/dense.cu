@@ -93,12 +93,37 @@ int hmd_cuda_upload_net(hmd_cuda_weights *w, const hmd_mlp *net, hmd_cuda_net *o
         D->act = L->act;
         D->silut = L->silut;
         D->resnet = L->resnet;
+        D->wf = D->bf = D->idtf = NULL;
         int rc = hmd_cuda_upload_dense(w, L, &D->w, &D->b, &D->idt);
         if (rc) {
             return rc;
         }
     }
     return HMD_OK;
+}
+
+int hmd_cuda_upload_f32(hmd_cuda_weights *w, const double *src, size_t n, const float **dst)
+{
+    std::vector<float> f(src, src + n);
+    return hmd_cuda_upload(w, f.data(), n * sizeof(float), (const void **)dst);
+}
+
+int hmd_cuda_upload_net_f32(hmd_cuda_weights *w, const hmd_mlp *net, hmd_cuda_net *out)
+{
+    int rc = HMD_OK;
+    for (int l = 0; l < net->nlayers && !rc; l++) {
+        const hmd_dense *L = &net->layers[l];
+        hmd_cuda_layer *D = &out->L[l];
+        D->bf = D->idtf = NULL;
+        rc = hmd_cuda_upload_f32(w, L->w, (size_t)L->n_in * L->n_out, &D->wf);
+        if (!rc && L->b) {
+            rc = hmd_cuda_upload_f32(w, L->b, L->n_out, &D->bf);
+        }
+        if (!rc && L->idt) {
+            rc = hmd_cuda_upload_f32(w, L->idt, L->n_out, &D->idtf);
+        }
+    }
+    return rc;
 }
 
 void hmd_cuda_weights_free(hmd_cuda_weights *w)

@@ -2,7 +2,9 @@
  * se_e2_a (networks or compressed tables). One thread block per centre atom for the neighbour
  * selection and the descriptor (forward, then backward with the embedding recomputed), cuBLAS
  * for the fitting nets over all atoms of a type at once. Forces are summed with atomics, so the
- * last bits of a force depend on the scheduling; energies do not. */
+ * last bits of a force depend on the scheduling; energies do not. With precision = mixed the
+ * embedding (its layers or its tables) runs in fp32: the descriptor kernels are templates on
+ * the embedding's scalar A (double or float), everything around it stays in double. */
 #include "cuda/cuda_internal.cuh"
 
 #include "cuda/cuda_api.h"
@@ -65,33 +67,96 @@ __device__ int slot_row(const hmd_cuda_model &m, int i, int ti, int tau, int j, 
     return 1;
 }
 
+/* The embedding's arithmetic in scalar A: the layer's weights, and the activation and its
+ * derivative (precision::act_grad takes what hmd_act_keeps_output says). fp32 evaluates tanh
+ * in fp32 and the other activations in double. */
+template <typename A> struct precision;
+
+template <> struct precision<double> {
+    __device__ static const double *w(const hmd_cuda_layer &L)
+    {
+        return L.w;
+    }
+    __device__ static const double *b(const hmd_cuda_layer &L)
+    {
+        return L.b;
+    }
+    __device__ static const double *idt(const hmd_cuda_layer &L)
+    {
+        return L.idt;
+    }
+    __device__ static const double *coef(const hmd_cuda_model &m, int k)
+    {
+        return m.table[k].coef;
+    }
+    __device__ static double act(const hmd_cuda_layer &L, double z)
+    {
+        return hmd_act(L.act, &L.silut, z);
+    }
+    __device__ static double act_grad(const hmd_cuda_layer &L, double kept)
+    {
+        return hmd_act_grad(L.act, &L.silut, kept);
+    }
+};
+
+template <> struct precision<float> {
+    __device__ static const float *w(const hmd_cuda_layer &L)
+    {
+        return L.wf;
+    }
+    __device__ static const float *b(const hmd_cuda_layer &L)
+    {
+        return L.bf;
+    }
+    __device__ static const float *idt(const hmd_cuda_layer &L)
+    {
+        return L.idtf;
+    }
+    __device__ static const float *coef(const hmd_cuda_model &m, int k)
+    {
+        return m.table_coef_f32[k];
+    }
+    __device__ static float act(const hmd_cuda_layer &L, float z)
+    {
+        return L.act == HMD_ACT_TANH ? tanhf(z) : (float)hmd_act(L.act, &L.silut, z);
+    }
+    __device__ static float act_grad(const hmd_cuda_layer &L, float kept)
+    {
+        return L.act == HMD_ACT_TANH ? 1.0f - kept * kept
+                                     : (float)hmd_act_grad(L.act, &L.silut, kept);
+    }
+};
+
 /* One dense layer of an embedding net over `rows` (<= NB) rows, block-wide: vin [rows][n_in]
- * (and with GRAD, tin = d vin / ds, NULL meaning 1) to va [rows][n_out] (and ta). Each thread
- * owns one output column for a group of rows, so every weight it loads serves all of them. */
-template <bool GRAD>
-__device__ void embed_layer(const hmd_cuda_layer &L, int rows, int n_in, const double *vin,
-                            const double *tin, double *va, double *ta)
+ * (and with GRAD, tin = d vin / ds, NULL meaning 1) to va [rows][n_out] (and ta), in scalar A
+ * (the input In is double for the first layer). Each thread owns one output column for a group
+ * of rows, so every weight it loads serves all of them. */
+template <bool GRAD, typename A, typename In>
+__device__ void embed_layer(const hmd_cuda_layer &L, int rows, int n_in, const In *vin,
+                            const A *tin, A *va, A *ta)
 {
+    typedef precision<A> P;
+    const A *Lw = P::w(L), *Lb = P::b(L), *Lidt = P::idt(L);
     const int n = L.n_out;
     const int groups = max(1, min(NB, (int)blockDim.x / n));
     const int per = (rows + groups - 1) / groups;
     for (int e = threadIdx.x; e < n * groups; e += blockDim.x) {
         const int o = e % n, r0 = (e / n) * per, nr = min(per, rows - r0);
-        double z[NB], dz[NB];
-        const double b = L.b ? L.b[o] : 0.0;
+        A z[NB], dz[NB];
+        const A b = Lb ? Lb[o] : A(0);
 #pragma unroll
         for (int r = 0; r < NB; r++) {
             z[r] = b;
-            dz[r] = 0.0;
+            dz[r] = A(0);
         }
         for (int q = 0; q < n_in; q++) {
-            const double w = L.w[(size_t)q * n + o];
+            const A w = Lw[(size_t)q * n + o];
 #pragma unroll
             for (int r = 0; r < NB; r++) {
                 if (r < nr) {
-                    z[r] += vin[(size_t)(r0 + r) * n_in + q] * w;
+                    z[r] += A(vin[(size_t)(r0 + r) * n_in + q]) * w;
                     if (GRAD) {
-                        dz[r] += (tin ? tin[(size_t)(r0 + r) * n_in + q] : 1.0) * w;
+                        dz[r] += (tin ? tin[(size_t)(r0 + r) * n_in + q] : A(1)) * w;
                     }
                 }
             }
@@ -102,19 +167,19 @@ __device__ void embed_layer(const hmd_cuda_layer &L, int rows, int n_in, const d
                 break;
             }
             const size_t row = (size_t)(r0 + r);
-            double a = hmd_act(L.act, &L.silut, z[r]), da = 0.0;
+            A a = P::act(L, z[r]), da = A(0);
             if (GRAD) {
-                da = hmd_act_grad(L.act, &L.silut, hmd_act_keeps_output(L.act) ? a : z[r]) * dz[r];
+                da = P::act_grad(L, hmd_act_keeps_output(L.act) ? a : z[r]) * dz[r];
             }
-            if (L.idt) {
-                a *= L.idt[o];
-                da *= L.idt[o];
+            if (Lidt) {
+                a *= Lidt[o];
+                da *= Lidt[o];
             }
             if (L.resnet != HMD_RESNET_NONE) {
                 const int oi = L.resnet == HMD_RESNET_SAME ? o : o % n_in;
-                a += vin[row * n_in + oi];
+                a += A(vin[row * n_in + oi]);
                 if (GRAD) {
-                    da += tin ? tin[row * n_in + oi] : 1.0;
+                    da += tin ? tin[row * n_in + oi] : A(1);
                 }
             }
             va[row * n + o] = a;
@@ -125,34 +190,80 @@ __device__ void embed_layer(const hmd_cuda_layer &L, int rows, int n_in, const d
     }
 }
 
-/* Embedding of `rows` (<= NB) inputs s through net k: y[rows][M] and, with GRAD, dy/ds;
- * block-wide, results in shared memory (y, dy point into buf). buf holds 4 NB max_width
- * doubles. */
-template <bool GRAD>
-__device__ void embed(const hmd_cuda_model &m, int k, int rows, const double *s, double *buf,
-                      const double **y, const double **dy)
+/* Shared-memory layout of the descriptor kernels: doubles, then the embedding buffer of the
+ * scalar the embedding runs in, then ints. */
+struct smem {
+    double *R;     /* [nnei][4] */
+    double *s;     /* [NB] batch inputs */
+    double *xr;    /* [2 NB] compressed: position in the interval, and the input beyond it */
+    double *T;     /* [M][4] */
+    double *gamma; /* [4][M] */
+    double *vir;   /* [9] */
+    double *jac;   /* [nnei][4][3] dR/dd of every slot (the backward pass) */
+    void *buf;     /* [4 NB max_width] of the embedding's scalar */
+    int *interval; /* [NB] compressed: table interval of each input */
+    int *live;     /* [nnei] live slots of each block, back to back from the block start */
+    int *nlive;    /* [ntypes] */
+    int *filled;   /* [ntypes] occupied slots of each block */
+};
+
+/* Doubles the embedding buffer of scalar size `abytes` takes. */
+__host__ __device__ size_t buf_doubles(int max_width, size_t abytes)
+{
+    return (4 * (size_t)NB * max_width * abytes + sizeof(double) - 1) / sizeof(double);
+}
+
+__host__ __device__ size_t smem_bytes(int nnei, int M, int max_width, int ntypes, bool jac,
+                                      size_t abytes)
+{
+    const size_t doubles =
+        (size_t)nnei * (jac ? 16 : 4) + 3 * NB + (size_t)M * 8 + 9 + buf_doubles(max_width, abytes);
+    return doubles * sizeof(double) + sizeof(int) * (NB + (size_t)nnei + 2 * ntypes);
+}
+
+__device__ smem carve(const hmd_cuda_model &m, double *base, bool jac, size_t abytes)
+{
+    smem s;
+    s.R = base;
+    s.s = s.R + (size_t)m.nnei * 4;
+    s.xr = s.s + NB;
+    s.T = s.xr + 2 * NB;
+    s.gamma = s.T + (size_t)m.M * 4;
+    s.vir = s.gamma + (size_t)m.M * 4;
+    s.jac = s.vir + 9;
+    double *buf = s.jac + (jac ? (size_t)m.nnei * 12 : 0);
+    s.buf = buf;
+    s.interval = (int *)(buf + buf_doubles(m.max_width, abytes));
+    s.live = s.interval + NB;
+    s.nlive = s.live + m.nnei;
+    s.filled = s.nlive + m.ntypes;
+    return s;
+}
+
+/* Embedding of `rows` (<= NB) inputs s.s through net k, in scalar A: y[rows][M] and, with GRAD,
+ * dy/ds; block-wide, results in shared memory (y, dy point into s.buf). */
+template <bool GRAD, typename A>
+__device__ void embed(const hmd_cuda_model &m, int k, int rows, smem &sm, const A **y, const A **dy)
 {
     const int W = NB * m.max_width;
-    double *va = buf, *vb = buf + W, *ta = buf + 2 * W, *tb = buf + 3 * W;
+    A *va = (A *)sm.buf, *vb = va + W, *ta = vb + W, *tb = ta + W;
     if (m.compressed) {
         const hmd_emb_table &t = m.table[k];
+        const A *coef = precision<A>::coef(m, k);
         const int M = m.M;
-        double *xr_of = vb, *delta_of = vb + NB;
-        int *interval_of = (int *)(vb + 2 * NB);
-        if (threadIdx.x < rows) { /* one interval search per input */
+        if (threadIdx.x < rows) { /* one interval search per input, in double */
             const int r = threadIdx.x;
-            interval_of[r] = hmd_emb_table_locate(&t, s[r], &xr_of[r], &delta_of[r]);
+            sm.interval[r] = hmd_emb_table_locate(&t, sm.s[r], &sm.xr[r], &sm.xr[NB + r]);
         }
         __syncthreads();
         for (int e = threadIdx.x; e < rows * M; e += blockDim.x) {
             const int r = e / M, o = e % M;
-            const double xr = xr_of[r], delta = delta_of[r];
-            const int i = interval_of[r];
-            const double *a0 = t.coef + (size_t)i * 6 * M;
-            const double *a1 = a0 + M, *a2 = a1 + M, *a3 = a2 + M, *a4 = a3 + M, *a5 = a4 + M;
-            const double p =
+            const A xr = A(sm.xr[r]), delta = A(sm.xr[NB + r]);
+            const A *a0 = coef + (size_t)sm.interval[r] * 6 * M;
+            const A *a1 = a0 + M, *a2 = a1 + M, *a3 = a2 + M, *a4 = a3 + M, *a5 = a4 + M;
+            const A p =
                 a0[o] + (a1[o] + (a2[o] + (a3[o] + (a4[o] + a5[o] * xr) * xr) * xr) * xr) * xr;
-            const double dp =
+            const A dp =
                 a1[o] + (2 * a2[o] + (3 * a3[o] + (4 * a4[o] + 5 * a5[o] * xr) * xr) * xr) * xr;
             va[e] = p + dp * delta;
             if (GRAD) {
@@ -165,15 +276,17 @@ __device__ void embed(const hmd_cuda_model &m, int k, int rows, const double *s,
         return;
     }
     const hmd_cuda_net &net = m.emb[k];
-    const double *vin = s, *tin = NULL;
-    int n_in = 1;
+    const A *vin = NULL, *tin = NULL;
     for (int l = 0; l < net.nlayers; l++) {
-        embed_layer<GRAD>(net.L[l], rows, n_in, vin, tin, va, ta);
+        if (l == 0) { /* from the double inputs, one each */
+            embed_layer<GRAD>(net.L[0], rows, 1, (const double *)sm.s, (const A *)NULL, va, ta);
+        } else {
+            embed_layer<GRAD>(net.L[l], rows, net.L[l - 1].n_out, vin, tin, va, ta);
+        }
         __syncthreads();
         vin = va;
         tin = ta;
-        n_in = net.L[l].n_out;
-        double *sw = va;
+        A *sw = va;
         va = vb;
         vb = sw;
         sw = ta;
@@ -182,43 +295,6 @@ __device__ void embed(const hmd_cuda_model &m, int k, int rows, const double *s,
     }
     *y = vin;
     *dy = tin;
-}
-
-/* Shared-memory layout of the descriptor kernels (doubles first, then ints). */
-struct smem {
-    double *R;     /* [nnei][4] */
-    double *s;     /* [NB] batch inputs */
-    double *T;     /* [M][4] */
-    double *gamma; /* [4][M] */
-    double *vir;   /* [9] */
-    double *buf;   /* [4 NB max_width] embedding */
-    double *jac;   /* [nnei][4][3] dR/dd of every slot (the backward pass) */
-    int *live;     /* [nnei] live slots of each block, back to back from the block start */
-    int *nlive;    /* [ntypes] */
-    int *filled;   /* [ntypes] occupied slots of each block */
-};
-
-__host__ __device__ size_t smem_bytes(int nnei, int M, int max_width, int ntypes, bool jac)
-{
-    const size_t doubles =
-        (size_t)nnei * (jac ? 16 : 4) + NB + (size_t)M * 8 + 9 + 4 * (size_t)NB * max_width;
-    return doubles * sizeof(double) + sizeof(int) * ((size_t)nnei + 2 * ntypes);
-}
-
-__device__ smem carve(const hmd_cuda_model &m, double *base, bool jac)
-{
-    smem s;
-    s.R = base;
-    s.s = s.R + (size_t)m.nnei * 4;
-    s.T = s.s + NB;
-    s.gamma = s.T + (size_t)m.M * 4;
-    s.vir = s.gamma + (size_t)m.M * 4;
-    s.buf = s.vir + 9;
-    s.jac = s.buf + 4 * (size_t)NB * m.max_width;
-    s.live = (int *)(s.jac + (jac ? (size_t)m.nnei * 12 : 0));
-    s.nlive = s.live + m.nnei;
-    s.filled = s.nlive + m.ntypes;
-    return s;
 }
 
 /* R of every slot of centre i (with `jac`, dR/dd too), and the live slots of each type block
@@ -254,18 +330,18 @@ __device__ void rows_of_centre(const hmd_cuda_model &m, int i, int ti, const int
     __syncthreads();
 }
 
-/* The embedding (embed<GRAD>) of the next batch of live slots, s.live[first ..] (`left` of
+/* The embedding (embed<GRAD, A>) of the next batch of live slots, s.live[first ..] (`left` of
  * them remain; at most NB are taken), from their s(r) in column 0 of s.R. Returns the rows. */
-template <bool GRAD>
+template <bool GRAD, typename A>
 __device__ int embed_batch(const hmd_cuda_model &m, smem &s, int k, int first, int left,
-                           const double **y, const double **dy)
+                           const A **y, const A **dy)
 {
     const int rows = min(NB, left);
     if (threadIdx.x < rows) {
         s.s[threadIdx.x] = s.R[4 * s.live[first + threadIdx.x]];
     }
     __syncthreads();
-    embed<GRAD>(m, k, rows, s.s, s.buf, y, dy);
+    embed<GRAD, A>(m, k, rows, s, y, dy);
     return rows;
 }
 
@@ -326,14 +402,16 @@ __global__ void format_neighbors(const hmd_cuda_model *mp, const double *x, cons
     }
 }
 
-/* T (M x 4) and D (M x M2) of every centre (se_e2_a.c hmd_se_e2_a_forward). */
+/* T (M x 4) and D (M x M2) of every centre (se_e2_a.c hmd_se_e2_a_forward), the embedding in
+ * scalar A. */
+template <typename A>
 __global__ void descriptor_forward(const hmd_cuda_model *mp, const double *x, const int *type,
                                    const int *idx, const int *slots_all, double *T_out,
                                    double *D_out)
 {
     const hmd_cuda_model &m = *mp;
     extern __shared__ double sh[];
-    smem s = carve(m, sh, false);
+    smem s = carve(m, sh, false, sizeof(A));
     const int row = blockIdx.x, i = idx[row], ti = type[i], M = m.M;
     const int *slots = slots_all + (size_t)row * m.nnei;
     rows_of_centre(m, i, ti, slots, x, s, false);
@@ -341,12 +419,13 @@ __global__ void descriptor_forward(const hmd_cuda_model *mp, const double *x, co
     for (int tau = 0; tau < m.ntypes; tau++) {
         const int j0 = m.sel_offset[tau], k = net_index(m, ti, tau);
         for (int b0 = 0; b0 < s.nlive[tau]; b0 += NB) {
-            const double *y, *dy;
+            const A *y, *dy;
             const int rows = embed_batch<false>(m, s, k, j0 + b0, s.nlive[tau] - b0, &y, &dy);
             for (int h = 0; h < 2; h++) {
                 const int a = threadIdx.x + h * blockDim.x;
                 for (int r = 0; r < rows && a < M; r++) {
-                    const double g = y[(size_t)r * M + a], *R = s.R + 4 * s.live[j0 + b0 + r];
+                    const double g = y[(size_t)r * M + a];
+                    const double *R = s.R + 4 * s.live[j0 + b0 + r];
                     for (int c = 0; c < 4; c++) {
                         acc[h][c] += g * R[c];
                     }
@@ -390,7 +469,9 @@ __device__ double warp_sum(double v)
     return v;
 }
 
-/* Forces and virial from dE/dD (se_e2_a.c hmd_se_e2_a_backward, then dp_eval.c scatter_pass). */
+/* Forces and virial from dE/dD (se_e2_a.c hmd_se_e2_a_backward, then dp_eval.c scatter_pass),
+ * the embedding recomputed in scalar A. */
+template <typename A>
 __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const double *x,
                                     const int *type, const int *idx, const int *slots_all,
                                     const double *T_in, const double *dD_in, double *f,
@@ -398,7 +479,7 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
 {
     const hmd_cuda_model &m = *mp;
     extern __shared__ double sh[];
-    smem s = carve(m, sh, true);
+    smem s = carve(m, sh, true, sizeof(A));
     const int row = blockIdx.x, i = idx[row], ti = type[i], M = m.M, M2 = m.M2;
     const int *slots = slots_all + (size_t)row * m.nnei;
     const double *dD = dD_in + (size_t)row * M * M2;
@@ -411,11 +492,12 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
     __syncthreads();
     const double inv = 1.0 / m.nnei;
     const double *dDs = dD; /* staged in shared memory (buf is free until the embedding) */
-    if (M * M2 <= 4 * NB * m.max_width) {
+    if ((size_t)M * M2 <= buf_doubles(m.max_width, sizeof(A))) {
+        double *staged = (double *)s.buf;
         for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
-            s.buf[e] = dD[e];
+            staged[e] = dD[e];
         }
-        dDs = s.buf;
+        dDs = staged;
         __syncthreads();
     }
     for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
@@ -439,10 +521,10 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
     for (int tau = 0; tau < m.ntypes; tau++) {
         const int j0 = m.sel_offset[tau], k = net_index(m, ti, tau);
         for (int b0 = 0; b0 < s.nlive[tau]; b0 += NB) {
-            const double *y, *dy;
+            const A *y, *dy;
             const int rows = embed_batch<true>(m, s, k, j0 + b0, s.nlive[tau] - b0, &y, &dy);
             for (int r = warp; r < rows; r += nwarp) {
-                const double *g = y + (size_t)r * M, *dg = dy + (size_t)r * M;
+                const A *g = y + (size_t)r * M, *dg = dy + (size_t)r * M;
                 double px[4] = {0, 0, 0, 0}, py[4] = {0, 0, 0, 0};
                 for (int a = lane; a < M; a += 32) {
                     for (int c = 0; c < 4; c++) {
@@ -570,6 +652,7 @@ struct hmd_cuda_dp {
     void *blas_workspace; /* given to cuBLAS so graph capture never allocates */
     hmd_cuda_nbr nl;
     hmd_cuda_dpa1 *dpa1; /* the DPA-1 descriptor, or NULL for se_e2_a */
+    bool mixed;          /* precision = mixed: the se_e2_a embedding in fp32 */
     int type0;           /* DPA-1: type of the system's atom 0 (empty slots) */
     size_t bytes;
     unsigned long generation;
@@ -649,11 +732,27 @@ int upload_dpa1(hmd_cuda_dp *dp, const hmd_dp_model *m)
     return rc ? rc : hmd_cuda_upload(&dp->weights, &g, sizeof g, (const void **)&dp->d_model);
 }
 
+/* Lets the descriptor kernels of embedding scalar A have the shared memory model g needs. */
+template <typename A> int allow_shared_memory(const hmd_cuda_model &g)
+{
+    const size_t fwd = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, false, sizeof(A));
+    const size_t bwd = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, true, sizeof(A));
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(descriptor_forward<A>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fwd));
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(descriptor_backward<A>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bwd));
+    return HMD_OK;
+}
+
 int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
 {
     const hmd_se_e2_a *se = &m->se;
     hmd_cuda_model &g = dp->model;
     const int nt = m->ntypes;
+    if (m->kind == HMD_DESCRIPTOR_DPA1 && dp->mixed) {
+        return hmd_error_set(HMD_ENOTSUP, "precision = mixed: only se_e2_a models in this "
+                                          "version; DPA-1 runs in double (precision = double)");
+    }
     if (m->kind == HMD_DESCRIPTOR_DPA1) {
         return upload_dpa1(dp, m);
     }
@@ -706,8 +805,16 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
                                      (const void **)&g.table[k].coef);
             }
         }
+        if (!rc && g.compressed && dp->mixed && se->table[k].M > 0) {
+            rc =
+                hmd_cuda_upload_f32(&dp->weights, se->table[k].coef,
+                                    (size_t)se->table[k].nspline * 6 * se->M, &g.table_coef_f32[k]);
+        }
         if (!rc && se->emb[k].nlayers) {
             rc = hmd_cuda_upload_net(&dp->weights, &se->emb[k], &g.emb[k]);
+            if (!rc && dp->mixed) {
+                rc = hmd_cuda_upload_net_f32(&dp->weights, &se->emb[k], &g.emb[k]);
+            }
             for (int l = 0; l < se->emb[k].nlayers; l++) {
                 g.max_width = std::max(g.max_width, se->emb[k].layers[l].n_out);
             }
@@ -728,12 +835,7 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
         rc = hmd_cuda_upload(&dp->weights, &g, sizeof g, (const void **)&dp->d_model);
     }
     if (!rc) {
-        const size_t fwd = smem_bytes(g.nnei, g.M, g.max_width, nt, false);
-        const size_t bwd = smem_bytes(g.nnei, g.M, g.max_width, nt, true);
-        HMD_CUDA_CHECK(cudaFuncSetAttribute(descriptor_forward,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fwd));
-        HMD_CUDA_CHECK(cudaFuncSetAttribute(descriptor_backward,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bwd));
+        rc = dp->mixed ? allow_shared_memory<float>(g) : allow_shared_memory<double>(g);
     }
     return rc;
 }
@@ -880,7 +982,8 @@ extern "C" int hmd_cuda_device_info(char *buf, size_t len)
     return HMD_OK;
 }
 
-extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_model *m)
+extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_model *m,
+                                  bool mixed)
 {
     *out = NULL;
     int rc = hmd_cuda_device_info(NULL, 0);
@@ -889,6 +992,7 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
     }
     hmd_cuda_dp *dp = new hmd_cuda_dp();
     dp->host = m;
+    dp->mixed = mixed;
     dp->chunk_rows = chunk_rows_setting();
     HMD_CUDA_CHECK(cudaStreamCreateWithFlags(&dp->stream, cudaStreamNonBlocking));
     if (cublasCreate(&dp->blas) != CUBLAS_STATUS_SUCCESS) {
@@ -989,16 +1093,17 @@ namespace
 {
 
 /* se_e2_a, chunk by chunk of the centres of each fitting net: neighbour slots, descriptor,
- * fitting (its input gradient written over the descriptor), forces and virial. */
-int evaluate_se(hmd_cuda_dp *dp, int ncount)
+ * fitting (its input gradient written over the descriptor), forces and virial; the embedding
+ * in scalar A. */
+template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
 {
     const hmd_dp_model *m = dp->host;
     const hmd_cuda_model &g = dp->model;
     const int T = HMD_CUDA_THREADS;
     cudaStream_t st = dp->stream;
     const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
-    const size_t fwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, false);
-    const size_t bwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, true);
+    const size_t fwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, false, sizeof(A));
+    const size_t bwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, true, sizeof(A));
     for (int k = 0; k < m->nfit; k++) {
         for (int c0 = dp->fit_start[k]; c0 < dp->fit_start[k + 1]; c0 += dp->cap_rows) {
             const int rows = std::min(dp->cap_rows, dp->fit_start[k + 1] - c0);
@@ -1008,8 +1113,8 @@ int evaluate_se(hmd_cuda_dp *dp, int ncount)
                                                          dp->nl.count, dp->nl.cap, idx, dp->slots,
                                                          dp->ev + 10);
             HMD_CUDA_LAUNCHED("format_neighbors");
-            descriptor_forward<<<rows, T, fwd_bytes, st>>>(dp->d_model, dp->x, dp->type, idx,
-                                                           dp->slots, dp->T, X);
+            descriptor_forward<A><<<rows, T, fwd_bytes, st>>>(dp->d_model, dp->x, dp->type, idx,
+                                                              dp->slots, dp->T, X);
             HMD_CUDA_LAUNCHED("descriptor_forward");
             int rc = fitting(dp, k, rows, X, Y, work);
             if (rc) {
@@ -1018,7 +1123,7 @@ int evaluate_se(hmd_cuda_dp *dp, int ncount)
             gather_rows<<<blocks_for((size_t)rows, 256), 256, 0, st>>>(rows, 1, idx, Y, dp->atom_y,
                                                                        true);
             HMD_CUDA_LAUNCHED("gather_rows");
-            descriptor_backward<<<rows, T, bwd_bytes, st>>>(
+            descriptor_backward<A><<<rows, T, bwd_bytes, st>>>(
                 dp->d_model, ncount, dp->x, dp->type, idx, dp->slots, dp->T, X, dp->f, dp->ev);
             HMD_CUDA_LAUNCHED("descriptor_backward");
         }
@@ -1073,7 +1178,9 @@ int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount)
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->ev, 0, sizeof(double) * HMD_CUDA_NEV, st));
     int rc = HMD_OK;
     if (nlocal > 0) {
-        rc = dp->dpa1 ? evaluate_dpa1(dp, nlocal, ncount) : evaluate_se(dp, ncount);
+        rc = dp->dpa1    ? evaluate_dpa1(dp, nlocal, ncount)
+             : dp->mixed ? evaluate_se<float>(dp, ncount)
+                         : evaluate_se<double>(dp, ncount);
     }
     if (rc) {
         return rc;

@@ -294,42 +294,52 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
     return HMD_OK;
 }
 
+/* precision = mixed where the CPU would compute: refused, with auto's reason `why` (or NULL) */
+static int mixed_needs_gpu(const char *why)
+{
+    return hmd_error_set(HMD_ENOTSUP,
+                         "precision = mixed runs on the GPU only (backend = cuda)%s%s; the CPU "
+                         "computes in double (precision = double)",
+                         why ? ", and the GPU cannot be used: " : "", why ? why : "");
+}
+
 int hmd_forces_select_backend(struct hmd_forces *fs, const char *backend,
                               enum hmd_precision precision, char *what, size_t len)
 {
+    const bool mixed = precision == HMD_PRECISION_MIXED;
     snprintf(what, len, "cpu");
-    if (precision == HMD_PRECISION_MIXED) {
-        return hmd_error_set(HMD_ENOTSUP,
-                             "precision = mixed is not in this version (its first GPU version was "
-                             "slower than double and outside its error bound: "
-                             "docs/performance.md); use precision = double");
-    }
     if (!strcmp(backend, "cpu")) {
-        return HMD_OK;
+        return mixed ? mixed_needs_gpu(NULL) : HMD_OK;
     }
     char device[256] = "";
     int rc = hmd_cuda_device_info(device, sizeof device);
     if (!rc) {
-        rc = hmd_forces_use_cuda(fs);
+        rc = hmd_forces_use_cuda(fs, precision);
     }
     if (rc && !strcmp(backend, "auto")) {
-        snprintf(what, len, "cpu (auto: %s)", hmd_error_msg());
+        char why[256];
+        snprintf(why, sizeof why, "%s", hmd_error_msg());
         hmd_error_clear();
+        if (mixed) {
+            return mixed_needs_gpu(why);
+        }
+        snprintf(what, len, "cpu (auto: %s)", why);
         return HMD_OK;
     }
     if (!rc) {
-        snprintf(what, len, "cuda, %s", device);
+        snprintf(what, len, "cuda%s, %s", mixed ? " (precision = mixed: fp32 embedding)" : "",
+                 device);
     }
     return rc;
 }
 
-int hmd_forces_use_cuda(struct hmd_forces *fs)
+int hmd_forces_use_cuda(struct hmd_forces *fs, enum hmd_precision precision)
 {
     if (fs->replicated || hmd_comm_size() > 1) {
         return hmd_error_set(HMD_ENOTSUP, "backend = cuda runs on one rank in this version (no "
                                           "mpirun, dd-mode = halo)");
     }
-    return hmd_cuda_dp_create(&fs->cuda, fs->model);
+    return hmd_cuda_dp_create(&fs->cuda, fs->model, precision == HMD_PRECISION_MIXED);
 }
 
 void hmd_forces_free(struct hmd_forces *fs)

@@ -58,16 +58,18 @@ void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model,
  * (energies counted for home atoms only), and forces are all-reduced. Call after init. */
 void hmd_forces_use_replicated(struct hmd_forces *fs);
 
-/* Moves the evaluation of the model to the GPU (backend = cuda): the host keeps the halo, the
- * GPU builds the neighbour list and computes energies, forces and virial. Call after init.
- * Returns HMD_OK, or HMD_ENOTSUP (no CUDA in the build, no device, a model the GPU path does
- * not run) or another status of hmd_cuda_dp_create, with the reason in the message. */
-int hmd_forces_use_cuda(struct hmd_forces *fs);
+/* Moves the evaluation of the model to the GPU (backend = cuda) in `precision`: the host keeps
+ * the halo, the GPU builds the neighbour list and computes energies, forces and virial. Call
+ * after init. Returns HMD_OK, or HMD_ENOTSUP (no CUDA in the build, no device, a model the GPU
+ * path does not run, mixed with DPA-1) or another status of hmd_cuda_dp_create, with the
+ * reason in the message. */
+int hmd_forces_use_cuda(struct hmd_forces *fs, enum hmd_precision precision);
 
 /* Applies the backend and precision parameters: "cpu"; "cuda" (hmd_forces_use_cuda, its errors
- * returned); "auto" = cuda when it can be used, else cpu. Both backends compute in double:
- * precision = mixed is HMD_ENOTSUP. Writes what was chosen, and why for auto's fallback, into
- * what[len] (for the log). */
+ * returned); "auto" = cuda when it can be used, else cpu. precision = mixed needs the GPU (the
+ * CPU is the double-precision reference): with cpu, or auto falling back to it, it is
+ * HMD_ENOTSUP. Writes what was chosen, and why for auto's fallback, into what[len] (for the
+ * log). */
 int hmd_forces_select_backend(struct hmd_forces *fs, const char *backend,
                               enum hmd_precision precision, char *what, size_t len);
 

@@ -18,6 +18,9 @@ Usage: check_gpu.py TEST HALOMD DATA WORKDIR
            DPA-1, se_e2_a in chunks of 10 centres):
            energies of every step within 1e-9 relative, the same number of list builds, the
            same final positions.
+  mixed    every se_e2_a golden with precision = mixed within MIXED_BOUND of DeePMD-kit (table
+           in WORKDIR/mixed_errors.json), DPA-1 refused, and NVE in mixed precision (networks
+           and compressed) within MIXED_NVE_BOUND.
 Exits 77 (CTest: skipped) when no CUDA device is visible. Standard library only.
 """
 import json
@@ -57,29 +60,102 @@ def evaluate(halomd, backend, model, conf, out, extra=(), env=None):
         return json.load(f)
 
 
-def goldens(halomd, data, work):
-    ok = True
+def golden_runs(data):
+    """(golden file name, golden, how, model, extra args) of every evaluation the goldens ask
+    for: the model as built and, for compressed goldens, DeePMD-kit's compressed file too."""
     folder = os.path.join(data, "golden")
     for name in sorted(os.listdir(folder)):
         with open(os.path.join(folder, name)) as f:
             golden = json.load(f)
-        runs = [("built", golden["model"], [])]
         comp = golden.get("compression")
-        if comp:
-            runs = [("built", golden["model"],
-                     ["-set", "model-compress=yes", "-set", f"compress-stride={comp['stride0']}",
-                      "-set", f"compress-extrapolate={comp['extrapolate']}"])]
-            if comp.get("compressed_model"):
-                runs.append(("file", comp["compressed_model"], []))
-        for how, model, extra in runs:
-            out = evaluate(halomd, "cuda", f"{data}/{model}", f"{data}/{golden['structure']}",
-                           os.path.join(work, "gpu.json"), extra)
-            failures, report = compare(out, golden)
-            worst = max(float(line.split("rel err")[1].split()[0]) for line in report)
-            print(f"{'ok  ' if not failures else 'FAIL'} {name} ({how}): worst {worst:.2e}")
-            for line in failures:
-                print("     ", line)
-            ok &= not failures
+        if not comp:
+            yield name, golden, "built", golden["model"], []
+            continue
+        yield name, golden, "built", golden["model"], [
+            "-set", "model-compress=yes", "-set", f"compress-stride={comp['stride0']}",
+            "-set", f"compress-extrapolate={comp['extrapolate']}"]
+        if comp.get("compressed_model"):
+            yield name, golden, "file", comp["compressed_model"], []
+
+
+def goldens(halomd, data, work):
+    ok = True
+    for name, golden, how, model, extra in golden_runs(data):
+        out = evaluate(halomd, "cuda", f"{data}/{model}", f"{data}/{golden['structure']}",
+                       os.path.join(work, "gpu.json"), extra)
+        failures, report = compare(out, golden)
+        worst = max(float(line.split("rel err")[1].split()[0]) for line in report)
+        print(f"{'ok  ' if not failures else 'FAIL'} {name} ({how}): worst {worst:.2e}")
+        for line in failures:
+            print("     ", line)
+        ok &= not failures
+    return ok
+
+
+# precision = mixed runs the se_e2_a embedding (layers or tables) in fp32 (unit roundoff
+# 6e-8), everything else in double. Its documented bound (docs/performance.md): every quantity
+# within 1e-5 of max|DeePMD-kit| (max|a-b| / max|b|, as the goldens), the conserved energy of
+# NVE within 1e-6 eV/atom (standard deviation over the run), as in double. DPA-1 models are
+# refused (exit 69) in mixed precision.
+MIXED_BOUND = 1e-5
+MIXED_NVE_BOUND = 1e-6
+QUANTITIES = ("energy", "atom_energy", "force", "virial")
+DPA1_REFUSAL = "DPA-1 runs in double"
+
+
+def mixed(halomd, data, work):
+    ok = True
+    table, refused = [], set()
+    for name, golden, how, model, extra in golden_runs(data):
+        out = os.path.join(work, "gpu.json")
+        res = sh([halomd, "eval", "-backend", "cuda", "-m", f"{data}/{model}",
+                  "-c", f"{data}/{golden['structure']}", "-o", out, *extra,
+                  "-set", "precision=mixed"])
+        if res.returncode == 69 and DPA1_REFUSAL in res.stderr:
+            refused.add(model)
+            continue
+        if res.returncode != 0:
+            raise SystemExit(f"halomd eval precision=mixed {model}: {res.stderr}")
+        with open(out) as f:
+            got = json.load(f)
+        errs = {q: max(relative_error(a[q], b[q]) for a, b in zip(got["frames"], golden["frames"]))
+                for q in QUANTITIES}
+        good = all(e <= MIXED_BOUND for e in errs.values())
+        ok &= good
+        table.append({"golden": name, "model": how, "errors": errs})
+        print(f"{'ok  ' if good else 'FAIL'} {name} ({how}): "
+              + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
+    print(f"refused (DPA-1, exit 69): {len(refused)} models: {' '.join(sorted(refused))}")
+    dpa1_like = [m for m in refused if "dpa1" not in m and "atten" not in m]
+    if dpa1_like or not table:
+        print(f"FAIL refused models that are not DPA-1: {dpa1_like}, or nothing ran")
+        ok = False
+    nve_rows = []
+    for model, extra in (("se_e2_a_water_one_side.dp", []),
+                         ("se_e2_a_water_one_side.dp", ["-set", "model-compress=yes"])):
+        name = "mixed_nve" + ("_compressed" if extra else "")
+        res = sh([halomd, "run", "-backend", "cuda", "-deffnm", name, "-m", f"{data}/models/{model}",
+                  "-c", f"{data}/structures/water_96_small.xyz", "-nsteps", "200", *extra,
+                  "-set", "precision=mixed", "-set", "dt=0.0002", "-set", "gen-vel=yes",
+                  "-set", "gen-temp=300", "-set", "gen-seed=11", "-set", "nstenergy=5",
+                  "-set", "nstcalcenergy=5", "-set", "nstlog=100"], cwd=work)
+        if res.returncode != 0:
+            raise SystemExit(res.stderr)
+        e = read_csv(os.path.join(work, name + ".energy.csv"))["conserved_eV"]
+        per_atom = statistics.pstdev(e) / 96
+        good = per_atom < MIXED_NVE_BOUND
+        ok &= good
+        nve_rows.append({"run": name, "conserved_std_eV_per_atom": per_atom,
+                         "end_minus_start_eV_per_atom": (e[-1] - e[0]) / 96})
+        print(f"{'ok  ' if good else 'FAIL'} NVE {name}, 40 fs: conserved energy std "
+              f"{per_atom:.2e} eV/atom (< {MIXED_NVE_BOUND:.0e}), end - start "
+              f"{(e[-1] - e[0]) / 96:.2e} eV/atom")
+    worst = {q: max(r["errors"][q] for r in table) for q in QUANTITIES} if table else {}
+    print("worst over the goldens: " + ", ".join(f"{q} {e:.1e}" for q, e in worst.items()))
+    with open(os.path.join(work, "mixed_errors.json"), "w") as f:
+        json.dump({"bound": MIXED_BOUND, "nve_bound_eV_per_atom": MIXED_NVE_BOUND,
+                   "worst": worst, "goldens": table, "refused": sorted(refused),
+                   "nve": nve_rows}, f, indent=1)
     return ok
 
 
@@ -242,7 +318,8 @@ def mdtwin(halomd, data, work):
     return ok
 
 
-TESTS = {"goldens": goldens, "twin": twin, "dense": dense, "nve": nve, "mdtwin": mdtwin}
+TESTS = {"goldens": goldens, "twin": twin, "dense": dense, "nve": nve, "mdtwin": mdtwin,
+         "mixed": mixed}
 
 
 def main(argv):
