@@ -5,7 +5,8 @@
 # compressed); the water checks of docs/validation (20 ps NVT and 20 ps NVE of water_192 with
 # examples/water/water_trained.dp); the other gpu-labelled tests; then NVT of the protein with
 # examples/protein/protein_dpa1.dp in double until DEADLINE seconds after the start (default
-# 450), stopped by SIGTERM so that its checkpoint can be continued (-cpi).
+# 450), stopped by SIGTERM so that its checkpoint can be continued (-cpi). QUICK=1: gpu.mixed
+# and the timings only.
 # Writes to $OUT: mixed.tgz (test log, mixed_errors.json, water and protein runs) and
 # mixed_bench.json. Usage, from the repository root on the node (carry .gpudeps/usr):
 #   bash bench/gpu_single/node_mixed.sh
@@ -45,11 +46,12 @@ run_case() {
      > $name.out 2>&1) || echo "$name: $(tail -2 $T/$name.out)"
 }
 for p in double mixed; do
+  # 100 steps: the random-weight water.dp drives these boxes apart after about 150
   run_case water_$p $W/water.dp $W/water_12288.gro 100 -set precision=$p
-  run_case water_compressed_$p $W/water.dp $W/water_12288.gro 200 -set model-compress=yes \
+  run_case water_compressed_$p $W/water.dp $W/water_12288.gro 100 -set model-compress=yes \
     -set precision=$p
-  run_case small_$p $W/water.dp $W/water_1536.gro 200 -set precision=$p
-  run_case small_compressed_$p $W/water.dp $W/water_1536.gro 400 -set model-compress=yes \
+  run_case small_$p $W/water.dp $W/water_1536.gro 100 -set precision=$p
+  run_case small_compressed_$p $W/water.dp $W/water_1536.gro 100 -set model-compress=yes \
     -set precision=$p
 done
 python3 - "$T" "$OUT/mixed_bench.json" <<'EOF'
@@ -63,8 +65,10 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.perf.json"))):
                   "ms_per_step": 1e3 * p["performance"]["wall_s"] / s,
                   "atom_steps_per_s": p["performance"]["atom_steps_per_s"],
                   "device_bytes_per_atom": p.get("backend", {}).get("device_bytes_per_atom")}
-commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout
-json.dump({"commit": commit.strip(), "model": "examples/water/water.dp (se_e2_a, v2 paper)",
+# the node's copy of .git may lag the working tree: COMMIT, when given, names what was copied
+commit = os.environ.get("COMMIT") or subprocess.run(["git", "rev-parse", "HEAD"],
+                                                    capture_output=True, text=True).stdout.strip()
+json.dump({"commit": commit, "model": "examples/water/water.dp (se_e2_a, v2 paper)",
            "command": "bash bench/gpu_single/node_mixed.sh", "cases": rows},
           open(sys.argv[2], "w"), indent=1)
 print("%-28s %7s %10s %14s %12s" % ("case", "atoms", "ms/step", "atom-steps/s", "bytes/atom"))
@@ -73,8 +77,18 @@ for k, r in rows.items():
                                            r["device_bytes_per_atom"]))
 EOF
 echo "timings done after $((SECONDS - START)) s"
-
 V=python/halomd/water_validation.py
+python3 $V halomd-mdp --nve --ps 5 > $L/nve5.mdp
+for p in double mixed; do # the trained water model in NVE, 5 ps, in both precisions
+  (cd $L && timeout 60 $H run -backend cuda -f nve5.mdp -c $W/water_192.gro -m $W/water_trained.dp \
+     -set precision=$p -deffnm water_nve5_$p > water_nve5_$p.out 2>&1)
+  echo "water NVE 5 ps $p: exit $?"
+done
+if [ "${QUICK:-0}" = 1 ]; then
+  tar czf "$OUT/mixed.tgz" -C $T keep
+  exit 0
+fi
+
 for kind in nvt nve; do
   python3 $V halomd-mdp --$kind --ps 20 > $L/water_$kind.mdp
   (cd $L && timeout 100 $H run -backend cuda -f water_$kind.mdp -c $W/water_192.gro \
