@@ -25,6 +25,7 @@ python3 python/halomd/split_deepmd_data.py examples/data/protein_fragments --val
     --train-out "$W/data/protein_train" --valid-out "$W/data/protein_valid" > /dev/null
 # the other training sets as they are (examples/data/README.md)
 cp -r examples/data/water_192_hot examples/data/water_192_relabel examples/data/protein_fragments_hot \
+    examples/data/protein_fragments_relabel \
     "$W/data/"
 
 # train_one NAME INPUT VALID_DATA MODEL_NAME PROBE_STEPS: timed training (hard-stopped 60 s after

@@ -16,7 +16,9 @@ atoms in the order of --template), keeps every --every-th frame after --skip, an
 then computes their energies and forces with the halomd-ref classical model
 (`gmx mdrun -rerun`, python/halomd/gmx_tools.py and make_gmx_data.py's labelling settings) and
 writes a DeePMD-kit system (make_gmx_data.write_deepmd: type.raw, type_map.raw,
-set.000/{coord,box,energy,force}.npy). The coordinates stored are the ones GROMACS labelled
+set.000/{coord,box,energy,force}.npy). With --max-epot E only the frames whose reference energy
+per atom is at most E eV are written: where no single pair marks the failure (a protein model
+whose bonds and contacts all drift), the reference energy itself tells the onset from the depth. The coordinates stored are the ones GROMACS labelled
 (its single-precision copy). Needs numpy and Debian's GROMACS.
 """
 
@@ -111,6 +113,8 @@ def main():
     ap.add_argument("--skip", type=int, default=0, help="frames to leave out at the start")
     ap.add_argument("--pair", nargs=2, metavar=("A", "B"))
     ap.add_argument("--window", nargs=2, type=float, metavar=("LO", "HI"))
+    ap.add_argument("--max-epot", type=float, metavar="E",
+                    help="keep frames whose reference energy per atom is at most E eV")
     ap.add_argument("--work", help="GROMACS scratch folder (default: a temporary one)")
     args = ap.parse_args()
     if (args.pair is None) != (args.window is None):
@@ -132,10 +136,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         x, box, energy, force = label([(x, c) for _, x, c in chosen], args.template, args.top,
                                       args.work or tmp)
+    n = len(chosen[0][0])
+    if args.max_epot is not None:
+        keep = energy / n <= args.max_epot
+        if not keep.any():
+            raise SystemExit(f"{args.traj}: no labelled frame at or below {args.max_epot} eV/atom "
+                             f"(lowest {energy.min() / n:.5f})")
+        x, box, energy, force = x[keep], box[keep], energy[keep], force[keep]
     mgd.write_deepmd(args.out, [args.type_map.index(s) for s in species], args.type_map, x, box,
                      energy, force)
-    n = len(species)
-    print(f"{args.out}: {len(chosen)} of {len(traj)} frames; energy per atom "
+    print(f"{args.out}: {len(energy)} of {len(traj)} frames; energy per atom "
           f"{energy.mean() / n:.5f} +- {energy.std() / n:.5f} eV, force RMS "
           f"{np.sqrt((force ** 2).mean()):.3f} eV/A, max |F| {np.abs(force).max():.2f} eV/A")
 
