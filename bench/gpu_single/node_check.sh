@@ -27,7 +27,8 @@ done
 W=$PWD/examples/water M=$PWD/examples/water/water.dp
 mkdir -p /tmp/hq && cd /tmp/hq
 printf "%-28s %10s %14s\n" case "s/step" "atom-steps/s"
-for c in "1536 water_1536.gro cuda 200" "1536c water_1536.gro cuda 200 model-compress=yes" \
+# (100 steps at most: the random-weight water.dp drives the 1,536-atom box apart after about 150)
+for c in "1536 water_1536.gro cuda 100" "1536c water_1536.gro cuda 100 model-compress=yes" \
          "12288 water_12288.gro cuda 50" "12288c water_12288.gro cuda 100 model-compress=yes" \
          "12288cpu water_12288.gro cpu 5"; do
   set -- $c
