@@ -28,11 +28,13 @@ grep -E "^[0-9]+: (FAIL|ok   NVE|refused)|worst over|tests passed|Failed|\*\*\*"
 cp build-gpu/tests/gpu/mixed/mixed_errors.json $L/ 2>/dev/null
 D=$PWD/tests/data
 for tool in memcheck racecheck; do
-  for extra in "" "-set model-compress=yes"; do
+  for c in "se_e2_a_water_one_side.dp" "se_e2_a_water_one_side.dp -set model-compress=yes" \
+           "se_e2_a_small_gelu_excl.dp" "deeppot.dp"; do
+    set -- $c
     compute-sanitizer --tool $tool --error-exitcode 9 $H eval -backend cuda -set precision=mixed \
-      -m $D/models/se_e2_a_water_one_side.dp -c $D/structures/water_96_small.xyz -o /dev/null \
-      $extra > $L/sanitizer.log 2>&1
-    echo "compute-sanitizer $tool eval mixed $extra: exit $?"
+      -m $D/models/$1 -c $D/structures/water_96_small.xyz -o /dev/null "${@:2}" \
+      >> $L/sanitizer.log 2>&1
+    echo "compute-sanitizer $tool eval mixed $c: exit $?"
   done
 done
 echo "gpu.mixed done after $((SECONDS - START)) s"

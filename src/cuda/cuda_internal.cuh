@@ -75,11 +75,13 @@ int hmd_cuda_upload_dense(struct hmd_cuda_weights *w, const hmd_dense *L, const 
 int hmd_cuda_upload_net(struct hmd_cuda_weights *w, const hmd_mlp *net, struct hmd_cuda_net *out);
 
 /* fp32 copies of the layers' weights, biases and idt (wf, bf, idtf of out, which holds the
- * network as hmd_cuda_upload_net made it). */
+ * network as hmd_cuda_upload_net made it, its layer count checked). Returns HMD_OK or
+ * HMD_ESOFTWARE (the message names the CUDA call). */
 int hmd_cuda_upload_net_f32(struct hmd_cuda_weights *w, const hmd_mlp *net,
                             struct hmd_cuda_net *out);
 
-/* n doubles of host memory src rounded to fp32 into a new device array *dst that w owns. */
+/* n doubles of host memory src rounded to fp32 into a new device array *dst that w owns (model
+ * weights and table coefficients: within fp32's range). Returns as hmd_cuda_upload. */
 int hmd_cuda_upload_f32(struct hmd_cuda_weights *w, const double *src, size_t n, const float **dst);
 
 /* Frees what w owns and empties it. */

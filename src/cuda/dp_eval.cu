@@ -207,12 +207,15 @@ struct smem {
     int *filled;   /* [ntypes] occupied slots of each block */
 };
 
-/* Doubles the embedding buffer of scalar size `abytes` takes. */
+/* Doubles the embedding buffer of scalar size `abytes` takes: 4 NB max_width scalars (the
+ * values and tangents of two layers), rounded up to whole doubles. */
 __host__ __device__ size_t buf_doubles(int max_width, size_t abytes)
 {
     return (4 * (size_t)NB * max_width * abytes + sizeof(double) - 1) / sizeof(double);
 }
 
+/* Bytes of shared memory the descriptor kernels take: exactly the extent carve lays out (the two
+ * must change together). */
 __host__ __device__ size_t smem_bytes(int nnei, int M, int max_width, int ntypes, bool jac,
                                       size_t abytes)
 {
@@ -221,6 +224,8 @@ __host__ __device__ size_t smem_bytes(int nnei, int M, int max_width, int ntypes
     return doubles * sizeof(double) + sizeof(int) * (NB + (size_t)nnei + 2 * ntypes);
 }
 
+/* The regions of smem in the dynamic shared memory at base (smem_bytes of it); the xr and
+ * interval scratch of the compressed tables is laid out for network models too. */
 __device__ smem carve(const hmd_cuda_model &m, double *base, bool jac, size_t abytes)
 {
     smem s;
@@ -491,7 +496,9 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
     }
     __syncthreads();
     const double inv = 1.0 / m.nnei;
-    const double *dDs = dD; /* staged in shared memory (buf is free until the embedding) */
+    /* dD staged in shared memory when it fits in buf (buf_doubles doubles, free until the
+     * embedding), else read from global memory */
+    const double *dDs = dD;
     if ((size_t)M * M2 <= buf_doubles(m.max_width, sizeof(A))) {
         double *staged = (double *)s.buf;
         for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {

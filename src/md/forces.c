@@ -308,6 +308,10 @@ int hmd_forces_select_backend(struct hmd_forces *fs, const char *backend,
 {
     const bool mixed = precision == HMD_PRECISION_MIXED;
     snprintf(what, len, "cpu");
+    if (mixed && fs->model->kind == HMD_DESCRIPTOR_DPA1) { /* on any backend */
+        return hmd_error_set(HMD_ENOTSUP, "precision = mixed: only se_e2_a models in this "
+                                          "version; DPA-1 runs in double (precision = double)");
+    }
     if (!strcmp(backend, "cpu")) {
         return mixed ? mixed_needs_gpu(NULL) : HMD_OK;
     }
@@ -317,7 +321,7 @@ int hmd_forces_select_backend(struct hmd_forces *fs, const char *backend,
         rc = hmd_forces_use_cuda(fs, precision);
     }
     if (rc && !strcmp(backend, "auto")) {
-        char why[256];
+        char why[1024];
         snprintf(why, sizeof why, "%s", hmd_error_msg());
         hmd_error_clear();
         if (mixed) {

@@ -103,9 +103,18 @@ QUANTITIES = ("energy", "atom_energy", "force", "virial")
 DPA1_REFUSAL = "DPA-1 runs in double"
 
 
+def descriptor_of(halomd, model):
+    """The descriptor line of `halomd info` (se_e2_a, dpa1, se_atten, se_atten_v2)."""
+    res = sh([halomd, "info", "-m", model])
+    for line in res.stdout.splitlines():
+        if line.split()[:1] == ["descriptor"]:
+            return line.split()[1]
+    raise SystemExit(f"halomd info -m {model}: no descriptor line: {res.stdout}{res.stderr}")
+
+
 def mixed(halomd, data, work):
     ok = True
-    table, refused = [], set()
+    table, refused, ran = [], set(), set()
     for name, golden, how, model, extra in golden_runs(data):
         out = os.path.join(work, "gpu.json")
         res = sh([halomd, "eval", "-backend", "cuda", "-m", f"{data}/{model}",
@@ -116,6 +125,7 @@ def mixed(halomd, data, work):
             continue
         if res.returncode != 0:
             raise SystemExit(f"halomd eval precision=mixed {model}: {res.stderr}")
+        ran.add(model)
         with open(out) as f:
             got = json.load(f)
         errs = {q: max(relative_error(a[q], b[q]) for a, b in zip(got["frames"], golden["frames"]))
@@ -126,9 +136,11 @@ def mixed(halomd, data, work):
         print(f"{'ok  ' if good else 'FAIL'} {name} ({how}): "
               + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
     print(f"refused (DPA-1, exit 69): {len(refused)} models: {' '.join(sorted(refused))}")
-    dpa1_like = [m for m in refused if "dpa1" not in m and "atten" not in m]
-    if dpa1_like or not table:
-        print(f"FAIL refused models that are not DPA-1: {dpa1_like}, or nothing ran")
+    wrong = sorted(m for m in refused if descriptor_of(halomd, f"{data}/{m}") == "se_e2_a")
+    wrong += sorted(m for m in ran if descriptor_of(halomd, f"{data}/{m}") != "se_e2_a")
+    if wrong or not table or not refused:
+        print(f"FAIL: every se_e2_a model runs and every DPA-1 model is refused; not so for "
+              f"{wrong}, or nothing ran, or nothing was refused")
         ok = False
     # NVE as the double-precision test `nve` (20 fs at dt 0.2 fs: the random-weight model
     # drives this box apart after about 25 fs, in double as well), mixed against double
