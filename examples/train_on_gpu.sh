@@ -4,10 +4,13 @@
 # tests on the held-out frames and converts each to .dp. DeePMD-kit comes from .gpudeps/py
 # (bench/gpu_single/fetch_deepmd.sh; the node has torch). Results in $OUT/water.tgz and
 # $OUT/protein.tgz, each with input.json (the one trained), lcurve.out, train.log, test.log, the .dp.
-# Usage, from the repository root on the node: bash examples/train_on_gpu.sh [BUDGET_S]
+# Usage, from the repository root on the node: [CONTINUE=1] bash examples/train_on_gpu.sh [BUDGET_S]
+# CONTINUE=1 starts each model from the committed one (examples/water/water_trained.dp,
+# examples/protein/protein_dpa1.dp; DeePMD-kit's --init-frz-model) with its learning rate
+# restarting at START_LR (default 2e-4), so that a training goes on over several calls.
 # The device run's carry limit (64 MiB) holds the tracked files and .gpudeps/py only without
-# the committed example models: move examples/water/water_trained.dp and
-# examples/protein/protein_dpa1.dp aside for the call (they are not needed on the node).
+# the large test models: move tests/data/models/*.dp of more than 1 MB aside for the call
+# (training does not read them).
 set -uo pipefail
 BUDGET=${1:-480}
 OUT=$(mkdir -p "${OUT:-out}" && cd "${OUT:-out}" && pwd)
@@ -28,13 +31,19 @@ cp -r examples/data/water_192_hot examples/data/water_192_relabel examples/data/
     examples/data/protein_fragments_relabel \
     "$W/data/"
 
-# train_one NAME INPUT VALID_DATA MODEL_NAME PROBE_STEPS: timed training (hard-stopped 60 s after
-# the budget; the last checkpoint is frozen either way), freeze, test, convert, and $OUT/NAME.tgz
+# train_one NAME INPUT VALID_DATA MODEL_NAME PROBE_STEPS COMMITTED_MODEL: timed training
+# (hard-stopped 60 s after the budget; the last checkpoint is frozen either way), freeze, test,
+# convert, and $OUT/NAME.tgz
 train_one() {
-  local d=$W/$1
+  local d=$W/$1 init=()
   mkdir -p "$d" && cp "$R/$2" "$d/input.json" && cd "$d" || return 1
+  if [ "${CONTINUE:-0}" = 1 ]; then
+    dp convert-backend "$R/$6" init.pth > init.log 2>&1 || { tail -5 init.log; return 1; }
+    init=(--init-frz-model init.pth --start-lr "${START_LR:-2e-4}")
+  fi
   timeout $((BUDGET + 60)) python3 "$R/python/halomd/train_timed.py" input.json --budget-s "$BUDGET" \
-    --probe-steps "$5" > timed.json 2> timed.err || { echo "$1: train_timed exit $?"; tail -3 timed.err; }
+    --probe-steps "$5" "${init[@]}" > timed.json 2> timed.err ||
+    { echo "$1: train_timed exit $?"; tail -3 timed.err; }
   cd timed || return 1
   dp --pt freeze -o "$4.pth" > freeze.log 2>&1 || { tail -5 freeze.log; return 1; }
   dp --pt test -m "$4.pth" -s "$3" > test.log 2>&1
@@ -44,7 +53,9 @@ train_one() {
   cd "$W" && tar czf "$OUT/$1.tgz" --ignore-failed-read $1/timed.json $1/probe.log \
     $1/timed/{input.json,lcurve.out,train.log,test.log,$4.dp} 2> /dev/null
 }
-train_one water examples/water/input_gpu.json "$W/data/water_192_valid" water_trained 300 &
-train_one protein examples/protein/input_gpu.json "$W/data/protein_valid" protein_dpa1 100 &
+train_one water examples/water/input_gpu.json "$W/data/water_192_valid" water_trained 300 \
+  examples/water/water_trained.dp &
+train_one protein examples/protein/input_gpu.json "$W/data/protein_valid" protein_dpa1 100 \
+  examples/protein/protein_dpa1.dp &
 wait
 ls -la "$OUT"/*.tgz

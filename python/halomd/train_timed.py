@@ -2,6 +2,7 @@
 """Train a DeePMD-kit model (PyTorch backend) for as many steps as fit in a wall-clock budget.
 
     python python/halomd/train_timed.py input.json --budget-s 480 [--probe-steps 300]
+        [--init-frz-model model.pth --start-lr 2e-4]
 
 Run in the training folder (the one holding input.json and the data paths it names). DeePMD-kit's
 exponential learning rate is fixed by start_lr, stop_lr and numb_steps, so a run cut off by a
@@ -13,7 +14,10 @@ set to what fits in the rest of the budget (less the start-up time measured by t
 and trains it from scratch (start_lr, stop_lr and everything else unchanged). The data statistics
 of the probe are kept in stat.hdf5 (training.stat_file, unless the input sets one) and reused. Prints one JSON
 line with the measured and chosen figures; the real run's log is OUT/train.log, its lcurve.out
-and checkpoints are in OUT/.
+and checkpoints are in OUT/. With --init-frz-model the real run starts from the weights of a
+frozen model of the same architecture (DeePMD-kit's `dp train --init-frz-model`), so that a
+training can go on over several budgets; --start-lr then sets where its learning rate restarts
+(the probe still starts from scratch: it only measures the speed).
 Needs `dp` (DeePMD-kit) on PATH or --dp.
 """
 
@@ -26,14 +30,15 @@ import sys
 import time
 
 
-def train(dp, folder, config, log_path):
-    """Run `dp --pt train` on `config` in `folder`; returns (wall seconds, log text)."""
+def train(dp, folder, config, log_path, extra=()):
+    """Run `dp --pt train` (with the arguments `extra`) on `config` in `folder`; returns (wall
+    seconds, log text)."""
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "input.json"), "w") as f:
         json.dump(config, f, indent=2)
     t0 = time.monotonic()
     with open(log_path, "w") as log:
-        rc = subprocess.call([dp, "--pt", "train", "input.json"], cwd=folder, stdout=log,
+        rc = subprocess.call([dp, "--pt", "train", "input.json", *extra], cwd=folder, stdout=log,
                              stderr=subprocess.STDOUT)
     wall = time.monotonic() - t0
     text = open(log_path).read()
@@ -64,6 +69,8 @@ def main():
     ap.add_argument("--probe-steps", type=int, default=300)
     ap.add_argument("--out", default="timed", help="folder of the real run (default timed/)")
     ap.add_argument("--dp", default="dp")
+    ap.add_argument("--init-frz-model", help="frozen model (.pth) the real run starts from")
+    ap.add_argument("--start-lr", type=float, help="learning rate of the real run's first step")
     args = ap.parse_args()
     start = time.monotonic()
     base = json.load(open(args.input))
@@ -93,10 +100,15 @@ def main():
     real["learning_rate"]["decay_steps"] = max(steps // 200, 1)
     t["disp_freq"] = max(steps // 100, 1)
     t["save_freq"] = max(steps // 10, 1)
-    wall, _ = train(args.dp, args.out, real, os.path.join(args.out, "train.log"))
+    if args.start_lr is not None:
+        real["learning_rate"]["start_lr"] = args.start_lr
+    extra = ["--init-frz-model", os.path.abspath(args.init_frz_model)] if args.init_frz_model else []
+    wall, _ = train(args.dp, args.out, real, os.path.join(args.out, "train.log"), extra)
     print(json.dumps({"input": args.input, "probe_s_per_step": round(s_per_step, 5),
                       "startup_s": round(startup, 1), "numb_steps": steps,
                       "decay_steps": real["learning_rate"]["decay_steps"],
+                      "start_lr": real["learning_rate"]["start_lr"],
+                      "init_frz_model": args.init_frz_model,
                       "train_wall_s": round(wall, 1),
                       "total_wall_s": round(time.monotonic() - start, 1)}))
 

@@ -15,8 +15,9 @@ SCRIPT = os.path.join(ROOT, "python", "halomd", "train_timed.py")
 # ("Batch N: total wall time = X s") at SECONDS_PER_STEP, or nothing when FAKE_DP_SILENT is set
 FAKE_DP = """#!/usr/bin/env python3
 import json, os, sys
-assert sys.argv[1:] == ["--pt", "train", "input.json"], sys.argv
+assert sys.argv[1:4] == ["--pt", "train", "input.json"], sys.argv
 cfg = json.load(open("input.json"))
+cfg["argv_extra"] = sys.argv[4:]
 json.dump(cfg, open("seen.json", "w"))
 t = cfg["training"]
 if not os.environ.get("FAKE_DP_SILENT"):
@@ -46,9 +47,9 @@ def folder(tmp_path):
     return run
 
 
-def train_timed(folder, budget, env=None):
+def train_timed(folder, budget, env=None, extra=()):
     return subprocess.run([sys.executable, SCRIPT, "input.json", "--budget-s", str(budget),
-                           "--probe-steps", "30", "--dp", str(folder.parent / "dp")],
+                           "--probe-steps", "30", "--dp", str(folder.parent / "dp"), *extra],
                           cwd=folder, capture_output=True, text=True,
                           env={**os.environ, **(env or {})})
 
@@ -82,3 +83,16 @@ def test_probe_without_timing_lines(folder):
     res = train_timed(folder, 100, {"FAKE_DP_SILENT": "1"})
     assert res.returncode != 0
     assert "no 'total wall time' line" in res.stderr
+
+
+def test_continue_from_a_frozen_model(folder):
+    (folder / "prev.pth").write_text("weights")
+    res = train_timed(folder, 100, extra=["--init-frz-model", "prev.pth", "--start-lr", "2e-4"])
+    assert res.returncode == 0, res.stderr
+    real = json.load(open(folder / "timed" / "seen.json"))
+    assert real["argv_extra"] == ["--init-frz-model", str(folder / "prev.pth")]
+    assert real["learning_rate"]["start_lr"] == 2e-4
+    assert real["learning_rate"]["stop_lr"] == 1e-6
+    probe = json.load(open(folder / "probe" / "seen.json"))
+    assert probe["argv_extra"] == [] and probe["learning_rate"]["start_lr"] == 1e-3
+    assert json.loads(res.stdout)["init_frz_model"] == "prev.pth"
