@@ -18,8 +18,9 @@ then computes their energies and forces with the halomd-ref classical model
 writes a DeePMD-kit system (make_gmx_data.write_deepmd: type.raw, type_map.raw,
 set.000/{coord,box,energy,force}.npy). With --max-epot E only the frames whose reference energy
 per atom is at most E eV are written: where no single pair marks the failure (a protein model
-whose bonds and contacts all drift), the reference energy itself tells the onset from the depth. The coordinates stored are the ones GROMACS labelled
-(its single-precision copy). Needs numpy and Debian's GROMACS.
+whose bonds and contacts all drift), the reference energy itself tells the onset from the
+depth. The coordinates stored are the ones GROMACS labelled (its single-precision copy). Needs
+numpy and Debian's GROMACS.
 """
 
 import argparse

@@ -113,8 +113,7 @@ int hmd_cuda_upload_net_f32(hmd_cuda_weights *w, const hmd_mlp *net, hmd_cuda_ne
     int rc = HMD_OK;
     for (int l = 0; l < net->nlayers && !rc; l++) {
         const hmd_dense *L = &net->layers[l];
-        hmd_cuda_layer *D = &out->L[l];
-        D->bf = D->idtf = NULL;
+        hmd_cuda_layer *D = &out->L[l]; /* bf, idtf NULL from hmd_cuda_upload_net */
         rc = hmd_cuda_upload_f32(w, L->w, (size_t)L->n_in * L->n_out, &D->wf);
         if (!rc && L->b) {
             rc = hmd_cuda_upload_f32(w, L->b, L->n_out, &D->bf);

@@ -284,7 +284,7 @@ __device__ void embed(const hmd_cuda_model &m, int k, int rows, smem &sm, const 
     const A *vin = NULL, *tin = NULL;
     for (int l = 0; l < net.nlayers; l++) {
         if (l == 0) { /* from the double inputs, one each */
-            embed_layer<GRAD>(net.L[0], rows, 1, (const double *)sm.s, (const A *)NULL, va, ta);
+            embed_layer<GRAD>(net.L[0], rows, 1, sm.s, (const A *)NULL, va, ta);
         } else {
             embed_layer<GRAD>(net.L[l], rows, net.L[l - 1].n_out, vin, tin, va, ta);
         }
@@ -756,9 +756,9 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
     const hmd_se_e2_a *se = &m->se;
     hmd_cuda_model &g = dp->model;
     const int nt = m->ntypes;
-    if (m->kind == HMD_DESCRIPTOR_DPA1 && dp->mixed) {
-        return hmd_error_set(HMD_ENOTSUP, "precision = mixed: only se_e2_a models in this "
-                                          "version; DPA-1 runs in double (precision = double)");
+    const int model_rc = dp->mixed ? hmd_model_check_mixed(m) : HMD_OK;
+    if (model_rc) {
+        return model_rc;
     }
     if (m->kind == HMD_DESCRIPTOR_DPA1) {
         return upload_dpa1(dp, m);

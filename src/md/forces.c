@@ -308,9 +308,9 @@ int hmd_forces_select_backend(struct hmd_forces *fs, const char *backend,
 {
     const bool mixed = precision == HMD_PRECISION_MIXED;
     snprintf(what, len, "cpu");
-    if (mixed && fs->model->kind == HMD_DESCRIPTOR_DPA1) { /* on any backend */
-        return hmd_error_set(HMD_ENOTSUP, "precision = mixed: only se_e2_a models in this "
-                                          "version; DPA-1 runs in double (precision = double)");
+    const int model_rc = mixed ? hmd_model_check_mixed(fs->model) : HMD_OK;
+    if (model_rc) { /* on any backend */
+        return model_rc;
     }
     if (!strcmp(backend, "cpu")) {
         return mixed ? mixed_needs_gpu(NULL) : HMD_OK;
