@@ -4,7 +4,9 @@
 # tests on the held-out frames and converts each to .dp. DeePMD-kit comes from .gpudeps/py
 # (bench/gpu_single/fetch_deepmd.sh; the node has torch). Results in $OUT/water.tgz and
 # $OUT/protein.tgz, each with input.json (the one trained), lcurve.out, train.log, test.log, the .dp.
-# Usage, from the repository root on the node: [CONTINUE=1] bash examples/train_on_gpu.sh [BUDGET_S]
+# Usage, from the repository root on the node:
+#   [CONTINUE=1] [MODELS="water protein"] bash examples/train_on_gpu.sh [BUDGET_S]
+# MODELS names the models to train (default both; one alone has the whole GPU).
 # CONTINUE=1 starts each model from the committed one (examples/water/water_trained.dp,
 # examples/protein/protein_dpa1.dp; DeePMD-kit's --init-frz-model) with its learning rate
 # restarting at START_LR (default 2e-4), so that a training goes on over several calls.
@@ -53,9 +55,14 @@ train_one() {
   cd "$W" && tar czf "$OUT/$1.tgz" --ignore-failed-read $1/timed.json $1/probe.log \
     $1/timed/{input.json,lcurve.out,train.log,test.log,$4.dp} 2> /dev/null
 }
-train_one water examples/water/input_gpu.json "$W/data/water_192_valid" water_trained 300 \
-  examples/water/water_trained.dp &
-train_one protein examples/protein/input_gpu.json "$W/data/protein_valid" protein_dpa1 100 \
-  examples/protein/protein_dpa1.dp &
+for name in ${MODELS:-water protein}; do
+  case $name in
+    water) train_one water examples/water/input_gpu.json "$W/data/water_192_valid" water_trained \
+             300 examples/water/water_trained.dp & ;;
+    protein) train_one protein examples/protein/input_gpu.json "$W/data/protein_valid" \
+               protein_dpa1 100 examples/protein/protein_dpa1.dp & ;;
+    *) echo "MODELS: unknown model '$name' (water, protein)" >&2; exit 64 ;;
+  esac
+done
 wait
 ls -la "$OUT"/*.tgz
