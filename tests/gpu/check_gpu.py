@@ -323,6 +323,8 @@ def mdtwin(halomd, data, work):
         "dpa1": (f"{data}/models/se_atten_v2_small.dp", ["verlet-buffer=0.3"]),
         "chunked": (water, ["verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05", "ref-t=300",
                             "ld-seed=4"], {"HALOMD_GPU_CHUNK_ROWS": "10"}),
+        "slots": (water, ["verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05", "ref-t=300",
+                          "ld-seed=4"], {"HALOMD_SE_SLOTS": "1"}),
     }
     conf = f"{data}/structures/water_96_small.xyz"
     ok = True
