@@ -642,6 +642,202 @@ unsigned blocks_for(size_t n, int threads)
     return (unsigned)((n + threads - 1) / threads);
 }
 
+/* ---- se_e2_a over all slots of a chunk (HALOMD_SE_SLOTS=1, work in progress) ---------------
+ * Every slot of a chunk, empty ones included, laid out by type block: slot (row, j) of block
+ * tau = block_of_slot(j) is entry rows * sel_offset[tau] + row * sel[tau] + (j - sel_offset[tau])
+ * (slot_index). Each embedding net then sees a fixed rows x sel[tau] matrix whatever the
+ * neighbours, so the layers are DGEMMs of fixed shape (one CUDA graph). Live slots contribute
+ * their embedding; empty and excluded slots get R = 0 in the contraction and the padding's
+ * share (pad_sum) is added per block, as descriptor_forward does. */
+
+__device__ size_t slot_index(const hmd_cuda_model &m, int rows, int row, int j, int tau)
+{
+    return (size_t)rows * m.sel_offset[tau] + (size_t)row * m.sel[tau] + (j - m.sel_offset[tau]);
+}
+
+/* s, R (0 unless live) and dR/dd of every slot of the chunk, in the block layout. */
+__global__ void slots_env(const hmd_cuda_model *mp, int rows, const double *x, const int *type,
+                          const int *idx, const int *slots_all, double *s_out, double *R_out,
+                          double *jac_out)
+{
+    const hmd_cuda_model &m = *mp;
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= (size_t)rows * m.nnei) {
+        return;
+    }
+    const int row = (int)(e / m.nnei), j = (int)(e % m.nnei);
+    const int i = idx[row], ti = type[i], tau = block_of_slot(m, j);
+    double R[4], J[4][3];
+    const int live = slot_row(m, i, ti, tau, j, slots_all[(size_t)row * m.nnei + j], x, R, J);
+    const size_t p = slot_index(m, rows, row, j, tau);
+    s_out[p] = R[0];
+    for (int c = 0; c < 4; c++) {
+        R_out[4 * p + c] = live ? R[c] : 0.0;
+    }
+    for (int q = 0; q < 12; q++) {
+        jac_out[12 * p + q] = live ? J[q / 3][q % 3] : 0.0;
+    }
+}
+
+/* The first layer (1 -> n_out) of n inputs s: values into out[0 .. n) and tangents d/ds into
+ * out[n .. 2n) (rows of n_out). */
+__global__ void slots_first_layer(size_t n, hmd_cuda_layer L, const double *s, double *out)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n * L.n_out) {
+        return;
+    }
+    const size_t r = e / L.n_out;
+    const int o = (int)(e % L.n_out);
+    const double z = s[r] * L.w[o] + (L.b ? L.b[o] : 0.0);
+    double a = hmd_act(L.act, &L.silut, z);
+    double t = hmd_act_grad(L.act, &L.silut, hmd_act_keeps_output(L.act) ? a : z) * L.w[o];
+    if (L.idt) {
+        a *= L.idt[o];
+        t *= L.idt[o];
+    }
+    if (L.resnet != HMD_RESNET_NONE) { /* n_in = 1: the input itself, and ds/ds = 1 */
+        a += s[r];
+        t += 1.0;
+    }
+    out[e] = a;
+    out[n * L.n_out + e] = t;
+}
+
+/* After the product z = in W over the stacked rows (values [0, n), tangents [n, 2n)), in place:
+ * values act(z + b) idt + skip, tangents act'(.) (t W) idt + skip. */
+__global__ void slots_layer(size_t n, hmd_cuda_layer L, const double *in, double *z)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n * L.n_out) {
+        return;
+    }
+    const size_t r = e / L.n_out, nt = n * L.n_out;
+    const int o = (int)(e % L.n_out);
+    const double zv = z[e] + (L.b ? L.b[o] : 0.0);
+    double a = hmd_act(L.act, &L.silut, zv);
+    double t = hmd_act_grad(L.act, &L.silut, hmd_act_keeps_output(L.act) ? a : zv) * z[nt + e];
+    if (L.idt) {
+        a *= L.idt[o];
+        t *= L.idt[o];
+    }
+    if (L.resnet != HMD_RESNET_NONE) {
+        const int oi = L.resnet == HMD_RESNET_SAME ? o : o % L.n_in;
+        a += in[r * L.n_in + oi];
+        t += in[n * L.n_in + r * L.n_in + oi];
+    }
+    z[e] = a;
+    z[nt + e] = t;
+}
+
+/* T of each row += the padding's share of every block (descriptor_forward's pad term), then D
+ * from T (one block per row; T [rows][M][4] holds the live slots' sum / nnei on entry). */
+__global__ void slots_pad_and_D(const hmd_cuda_model *mp, const int *type, const int *idx,
+                                const int *slots_all, double *T, double *D)
+{
+    const hmd_cuda_model &m = *mp;
+    __shared__ int filled[HMD_CUDA_MAX_TYPES];
+    const int row = blockIdx.x, ti = type[idx[row]], M = m.M, M2 = m.M2;
+    const int *slots = slots_all + (size_t)row * m.nnei;
+    if (threadIdx.x < m.ntypes) {
+        int n = 0;
+        for (int j = m.sel_offset[threadIdx.x]; j < m.sel_offset[threadIdx.x + 1]; j++) {
+            n += slots[j] >= 0;
+        }
+        filled[threadIdx.x] = n;
+    }
+    __syncthreads();
+    double *Tr = T + (size_t)row * M * 4;
+    for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
+        double v = Tr[e];
+        for (int tau = 0; tau < m.ntypes; tau++) {
+            const int j0 = m.sel_offset[tau];
+            v +=
+                m.pad_sum[((size_t)ti * (m.nnei + m.ntypes) + j0 + tau + filled[tau]) * M * 4 + e] /
+                m.nnei;
+        }
+        Tr[e] = v;
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
+        const int a = e / M2, b = e % M2;
+        const double *Ta = Tr + 4 * a, *Tb = Tr + 4 * b;
+        D[(size_t)row * M * M2 + e] = Ta[0] * Tb[0] + Ta[1] * Tb[1] + Ta[2] * Tb[2] + Ta[3] * Tb[3];
+    }
+}
+
+/* gamma [rows][4][M] = dE/dT / nnei from dE/dD (descriptor_backward's first part). */
+__global__ void slots_gamma(const hmd_cuda_model *mp, const double *T, const double *dD,
+                            double *gamma)
+{
+    const hmd_cuda_model &m = *mp;
+    const int row = blockIdx.x, M = m.M, M2 = m.M2;
+    const double *Tr = T + (size_t)row * M * 4, *dDr = dD + (size_t)row * M * M2;
+    for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
+        const int a = e % M, c = e / M;
+        double v = 0.0;
+        for (int b = 0; b < M2; b++) {
+            v += dDr[a * M2 + b] * Tr[4 * b + c];
+        }
+        if (a < M2) {
+            for (int a2 = 0; a2 < M; a2++) {
+                v += dDr[a2 * M2 + a] * Tr[4 * a2 + c];
+            }
+        }
+        gamma[(size_t)row * 4 * M + (size_t)c * M + a] = v / m.nnei;
+    }
+}
+
+/* Forces and virial from px = G gamma and py = dG gamma ([slot][4] each, block layout) of every
+ * live slot (descriptor_backward's per-row part). One thread per slot. */
+__global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, const double *x,
+                             const int *type, const int *idx, const int *slots_all, const double *R,
+                             const double *jac, const double *px, const double *py, double *f,
+                             double *virial)
+{
+    const hmd_cuda_model &m = *mp;
+    __shared__ double vir[9];
+    if (threadIdx.x < 9) {
+        vir[threadIdx.x] = 0.0;
+    }
+    __syncthreads();
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < (size_t)rows * m.nnei) {
+        const int row = (int)(e / m.nnei), j = (int)(e % m.nnei);
+        const int i = idx[row], ti = type[i], tau = block_of_slot(m, j);
+        const int nb = slots_all[(size_t)row * m.nnei + j];
+        if (nb >= 0 && !m.exclude[ti * m.ntypes + tau]) {
+            const size_t p = slot_index(m, rows, row, j, tau);
+            const double *Rp = R + 4 * p, *J = jac + 12 * p, *a = px + 4 * p, *b = py + 4 * p;
+            const double *std = m.dstd + ((size_t)ti * m.nnei + j) * 4;
+            double g[4] = {a[0], a[1], a[2], a[3]};
+            g[0] += b[0] * Rp[0] + b[1] * Rp[1] + b[2] * Rp[2] + b[3] * Rp[3];
+            double gr[3], d[3];
+            for (int q = 0; q < 3; q++) {
+                double v = 0.0;
+                for (int c = 0; c < 4; c++) {
+                    v += g[c] / std[c] * J[3 * c + q];
+                }
+                gr[q] = v;
+                d[q] = x[3 * nb + q] - x[3 * i + q];
+                atomicAdd(&f[3 * nb + q], -v);
+                atomicAdd(&f[3 * i + q], v);
+            }
+            if (i < ncount) {
+                for (int u = 0; u < 3; u++) {
+                    for (int w = 0; w < 3; w++) {
+                        atomicAdd(&vir[3 * u + w], -gr[u] * d[w]);
+                    }
+                }
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < 9) {
+        atomicAdd(&virial[threadIdx.x], vir[threadIdx.x]);
+    }
+}
+
 } // namespace
 
 /* ---- host side ----------------------------------------------------------------------------- */
@@ -676,6 +872,11 @@ struct hmd_cuda_dp {
     double *T, *fit_buf;         /* [cap_rows][M][4]; [cap_rows] fitting rows and states */
     int *slots;                  /* [cap_rows][nnei] */
     size_t fit_buf_doubles;
+    /* se_e2_a over all slots (HALOMD_SE_SLOTS=1): per slot of a chunk s, R, dR/dd, the
+     * embedding's value and tangent, and px, py; two layer buffers and gamma */
+    bool slots_path;
+    int cap_slot_rows;
+    double *slot_s, *slot_R, *slot_jac, *slot_G, *slot_pxy, *emb_a, *emb_b, *gamma;
 };
 
 namespace
@@ -691,6 +892,15 @@ int chunk_rows_setting()
     const char *v = getenv("HALOMD_GPU_CHUNK_ROWS");
     const long n = v ? strtol(v, NULL, 10) : 0;
     return n > 0 && n < (1L << 30) ? (int)n : CHUNK_ROWS;
+}
+
+/* HALOMD_SE_SLOTS=1 evaluates se_e2_a networks over all slots of a chunk with DGEMMs
+ * (evaluate_se_slots; work in progress, double precision, type_one_side or one fitting net per
+ * type). */
+bool slots_setting()
+{
+    const char *v = getenv("HALOMD_SE_SLOTS");
+    return v && !strcmp(v, "1");
 }
 
 /* What turns a fitting output into an atomic energy (dp_eval.c atomic_energies). */
@@ -906,6 +1116,26 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
         }
         dp->cap_rows = rc ? 0 : (int)cap;
     }
+    if (!rc && dp->slots_path && !dp->dpa1 && dp->cap_rows > dp->cap_slot_rows) {
+        const size_t old = (size_t)dp->cap_slot_rows * g.nnei, n = (size_t)dp->cap_rows * g.nnei;
+        int max_sel = 0;
+        for (int t = 0; t < g.ntypes; t++) {
+            max_sel = std::max(max_sel, g.sel[t]);
+        }
+        const size_t emb_old = 2 * (size_t)dp->cap_slot_rows * max_sel * g.max_width;
+        const size_t emb = 2 * (size_t)dp->cap_rows * max_sel * g.max_width;
+        rc = device_array(dp, &dp->slot_s, old, n);
+        rc = rc ? rc : device_array(dp, &dp->slot_R, 4 * old, 4 * n);
+        rc = rc ? rc : device_array(dp, &dp->slot_jac, 12 * old, 12 * n);
+        rc = rc ? rc : device_array(dp, &dp->slot_G, 2 * old * g.M, 2 * n * g.M);
+        rc = rc ? rc : device_array(dp, &dp->slot_pxy, 8 * old, 8 * n);
+        rc = rc ? rc : device_array(dp, &dp->emb_a, emb_old, emb);
+        rc = rc ? rc : device_array(dp, &dp->emb_b, emb_old, emb);
+        rc = rc ? rc
+                : device_array(dp, &dp->gamma, 4 * (size_t)dp->cap_slot_rows * g.M,
+                               4 * (size_t)dp->cap_rows * g.M);
+        dp->cap_slot_rows = rc ? 0 : dp->cap_rows;
+    }
     if (!rc && !dp->ev) {
         rc = device_array(dp, &dp->ev, 0, HMD_CUDA_NEV);
     }
@@ -1000,6 +1230,7 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
     hmd_cuda_dp *dp = new hmd_cuda_dp();
     dp->host = m;
     dp->mixed = mixed;
+    dp->slots_path = slots_setting() && !mixed;
     dp->chunk_rows = chunk_rows_setting();
     HMD_CUDA_CHECK(cudaStreamCreateWithFlags(&dp->stream, cudaStreamNonBlocking));
     if (cublasCreate(&dp->blas) != CUBLAS_STATUS_SUCCESS) {
@@ -1014,6 +1245,8 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
         dp->bytes += BLAS_WORKSPACE_BYTES;
         cublasSetWorkspace(dp->blas, dp->blas_workspace, BLAS_WORKSPACE_BYTES);
         rc = upload_model(dp, m);
+        dp->slots_path = dp->slots_path && !dp->dpa1 && !dp->model.compressed &&
+                         (dp->model.type_one_side || m->nfit == m->ntypes);
     }
     if (rc) {
         hmd_cuda_dp_destroy(dp);
@@ -1138,6 +1371,122 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
     return HMD_OK;
 }
 
+/* cublasDgemmStridedBatched with HMD_ESOFTWARE naming `what` on failure. */
+int batched(hmd_cuda_dp *dp, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+            double alpha, const double *A, int lda, long long sa, const double *B, int ldb,
+            long long sb, double beta, double *C, int ldc, long long sc, int count,
+            const char *what)
+{
+    if (cublasDgemmStridedBatched(dp->blas, ta, tb, m, n, k, &alpha, A, lda, sa, B, ldb, sb, &beta,
+                                  C, ldc, sc, count) != CUBLAS_STATUS_SUCCESS) {
+        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: %s failed", what);
+    }
+    return HMD_OK;
+}
+
+/* Embedding net k over the n inputs s: values into out[0, n M) and tangents into
+ * out[n M, 2 n M) through the layer buffers. */
+int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
+{
+    const hmd_cuda_net &net = dp->model.emb[k];
+    const int T = 256;
+    const double one = 1.0, zero = 0.0;
+    double *in = dp->emb_a, *next = dp->emb_b;
+    for (int l = 0; l < net.nlayers; l++) {
+        const hmd_cuda_layer &L = net.L[l];
+        double *dst = l == net.nlayers - 1 ? out : next;
+        if (l == 0) {
+            slots_first_layer<<<blocks_for(n * L.n_out, T), T, 0, dp->stream>>>(n, L, s, dst);
+            HMD_CUDA_LAUNCHED("slots_first_layer");
+        } else {
+            if (cublasDgemm(dp->blas, CUBLAS_OP_N, CUBLAS_OP_N, L.n_out, (int)(2 * n), L.n_in, &one,
+                            L.w, L.n_out, in, L.n_in, &zero, dst,
+                            L.n_out) != CUBLAS_STATUS_SUCCESS) {
+                return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: embedding layer %d failed", l);
+            }
+            slots_layer<<<blocks_for(n * L.n_out, T), T, 0, dp->stream>>>(n, L, in, dst);
+            HMD_CUDA_LAUNCHED("slots_layer");
+        }
+        in = dst;
+        next = dst == dp->emb_a ? dp->emb_b : dp->emb_a;
+    }
+    return HMD_OK;
+}
+
+/* se_e2_a as evaluate_se, the embedding and the contractions as products over all slots of
+ * each chunk (the layout above slot_index). */
+int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
+{
+    const hmd_dp_model *m = dp->host;
+    const hmd_cuda_model &g = dp->model;
+    const int T = HMD_CUDA_THREADS, M = g.M;
+    cudaStream_t st = dp->stream;
+    const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
+    int rc = HMD_OK;
+    for (int k = 0; k < m->nfit && !rc; k++) {
+        for (int c0 = dp->fit_start[k]; c0 < dp->fit_start[k + 1] && !rc; c0 += dp->cap_rows) {
+            const int rows = std::min(dp->cap_rows, dp->fit_start[k + 1] - c0);
+            const int *idx = dp->order + c0;
+            const size_t nslots = (size_t)rows * g.nnei;
+            double *X = dp->fit_buf, *Y = X + (size_t)rows * dp->dim, *work = Y + rows;
+            double *px = dp->slot_pxy, *py = px + 4 * nslots;
+            format_neighbors<<<rows, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
+                                                         dp->nl.count, dp->nl.cap, idx, dp->slots,
+                                                         dp->ev + 10);
+            HMD_CUDA_LAUNCHED("format_neighbors");
+            slots_env<<<blocks_for(nslots, 256), 256, 0, st>>>(dp->d_model, rows, dp->x, dp->type,
+                                                               idx, dp->slots, dp->slot_s,
+                                                               dp->slot_R, dp->slot_jac);
+            HMD_CUDA_LAUNCHED("slots_env");
+            for (int tau = 0; tau < g.ntypes && !rc; tau++) { /* T = sum G R / nnei */
+                const int sel = g.sel[tau], off = g.sel_offset[tau];
+                const size_t n = (size_t)rows * sel;
+                double *G = dp->slot_G + 2 * (size_t)rows * off * M;
+                rc = slots_embed(dp, g.type_one_side ? tau : k + tau * g.ntypes, n,
+                                 dp->slot_s + (size_t)rows * off, G);
+                rc = rc ? rc
+                        : batched(dp, CUBLAS_OP_N, CUBLAS_OP_T, 4, M, sel, 1.0 / g.nnei,
+                                  dp->slot_R + 4 * (size_t)rows * off, 4, 4LL * sel, G, M,
+                                  (long long)sel * M, tau == 0 ? 0.0 : 1.0, dp->T, 4, 4LL * M, rows,
+                                  "T = G^T R");
+            }
+            if (rc) {
+                break;
+            }
+            slots_pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
+            HMD_CUDA_LAUNCHED("slots_pad_and_D");
+            rc = fitting(dp, k, rows, X, Y, work);
+            if (rc) {
+                break;
+            }
+            gather_rows<<<blocks_for((size_t)rows, 256), 256, 0, st>>>(rows, 1, idx, Y, dp->atom_y,
+                                                                       true);
+            HMD_CUDA_LAUNCHED("gather_rows");
+            slots_gamma<<<rows, T, 0, st>>>(dp->d_model, dp->T, X, dp->gamma);
+            HMD_CUDA_LAUNCHED("slots_gamma");
+            for (int tau = 0; tau < g.ntypes && !rc; tau++) { /* px = G gamma, py = dG gamma */
+                const int sel = g.sel[tau], off = g.sel_offset[tau];
+                const size_t n = (size_t)rows * sel;
+                const double *G = dp->slot_G + 2 * (size_t)rows * off * M;
+                for (int part = 0; part < 2 && !rc; part++) {
+                    rc = batched(dp, CUBLAS_OP_T, CUBLAS_OP_N, 4, sel, M, 1.0, dp->gamma, M,
+                                 4LL * M, G + part * n * M, M, (long long)sel * M, 0.0,
+                                 (part ? py : px) + 4 * (size_t)rows * off, 4, 4LL * sel, rows,
+                                 "G gamma");
+                }
+            }
+            if (rc) {
+                break;
+            }
+            slots_forces<<<blocks_for(nslots, 256), 256, 0, st>>>(
+                dp->d_model, rows, ncount, dp->x, dp->type, idx, dp->slots, dp->slot_R,
+                dp->slot_jac, px, py, dp->f, dp->ev);
+            HMD_CUDA_LAUNCHED("slots_forces");
+        }
+    }
+    return rc;
+}
+
 /* DPA-1: descriptors of all home atoms (dpa1_eval.cu), fitting over the rows of each net,
  * then the reverse pass from dE/dD. */
 int evaluate_dpa1(hmd_cuda_dp *dp, int nlocal, int ncount)
@@ -1185,9 +1534,10 @@ int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount)
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->ev, 0, sizeof(double) * HMD_CUDA_NEV, st));
     int rc = HMD_OK;
     if (nlocal > 0) {
-        rc = dp->dpa1    ? evaluate_dpa1(dp, nlocal, ncount)
-             : dp->mixed ? evaluate_se<float>(dp, ncount)
-                         : evaluate_se<double>(dp, ncount);
+        rc = dp->dpa1         ? evaluate_dpa1(dp, nlocal, ncount)
+             : dp->slots_path ? evaluate_se_slots(dp, ncount)
+             : dp->mixed      ? evaluate_se<float>(dp, ncount)
+                              : evaluate_se<double>(dp, ncount);
     }
     if (rc) {
         return rc;
@@ -1250,8 +1600,11 @@ extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
     hmd_nbr_list_free_cuda(&dp->nl);
     hmd_cuda_dpa1_destroy(dp->dpa1);
     hmd_cuda_weights_free(&dp->weights);
-    void *arrays[] = {dp->x,      dp->f,       dp->T,    dp->D,     dp->dD,    dp->ev,
-                      dp->atom_y, dp->fit_buf, dp->type, dp->slots, dp->order, dp->blas_workspace};
+    void *arrays[] = {dp->x,        dp->f,      dp->T,        dp->D,
+                      dp->dD,       dp->ev,     dp->atom_y,   dp->fit_buf,
+                      dp->type,     dp->slots,  dp->order,    dp->blas_workspace,
+                      dp->slot_s,   dp->slot_R, dp->slot_jac, dp->slot_G,
+                      dp->slot_pxy, dp->emb_a,  dp->emb_b,    dp->gamma};
     for (void *p : arrays) {
         cudaFree(p);
     }

@@ -207,8 +207,14 @@ def twin(halomd, data, work):
     # that systems beyond 32,768 atoms take
     chunked = [("se_e2_a_water_one_side.dp", []), ("se_e2_a_small_3types.dp", []),
                ("se_e2_a_water_one_side.dp", ["-set", "model-compress=yes"])]
+    # se_e2_a networks over all slots with DGEMMs (HALOMD_SE_SLOTS=1), whole and in chunks
+    slots = [("se_e2_a_water_one_side.dp", {"HALOMD_SE_SLOTS": "1"}),
+             ("se_e2_a_water_two_side.dp", {"HALOMD_SE_SLOTS": "1"}),
+             ("se_e2_a_small_gelu_excl.dp", {"HALOMD_SE_SLOTS": "1"}),
+             ("se_e2_a_small_3types.dp", {"HALOMD_SE_SLOTS": "1", "HALOMD_GPU_CHUNK_ROWS": "7"})]
     runs = [(m, e, None) for m, e in models] + [(m, e, {"HALOMD_GPU_CHUNK_ROWS": "7"})
                                                 for m, e in chunked]
+    runs += [(m, [], env) for m, env in slots]
     ok = True
     for k in range(3):
         a = 9.0 + 4 * rng.random()
@@ -225,7 +231,7 @@ def twin(halomd, data, work):
             good = all(e <= 1e-10 for e in errs.values())
             ok &= good
             print(f"{'ok  ' if good else 'FAIL'} config {k} ({ref['natoms'] if 'natoms' in ref else ''}"
-                  f" atoms) {model} {' '.join(extra)}{' chunks of 7' if env else ''}: "
+                  f" atoms) {model} {' '.join(extra)}{' ' + str(env) if env else ''}: "
                   + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
     return ok
 
@@ -317,6 +323,8 @@ def mdtwin(halomd, data, work):
         "dpa1": (f"{data}/models/se_atten_v2_small.dp", ["verlet-buffer=0.3"]),
         "chunked": (water, ["verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05", "ref-t=300",
                             "ld-seed=4"], {"HALOMD_GPU_CHUNK_ROWS": "10"}),
+        "slots": (water, ["verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05", "ref-t=300",
+                          "ld-seed=4"], {"HALOMD_SE_SLOTS": "1"}),
     }
     conf = f"{data}/structures/water_96_small.xyz"
     ok = True
