@@ -56,9 +56,14 @@ for p in double mixed; do
   run_case small_compressed_$p $W/water.dp $W/water_1536.gro 100 -set model-compress=yes \
     -set precision=$p
 done
-# the all-slots DGEMM path of se_e2_a (branch wip/slot-gemm), double
-HALOMD_SE_SLOTS=1 run_case water_slots_double $W/water.dp $W/water_12288.gro 100
-HALOMD_SE_SLOTS=1 run_case small_slots_double $W/water.dp $W/water_1536.gro 100
+# se_e2_a networks in the per-centre kernels (the above go over all slots), and over all slots
+# in chunks of 4,096 centres
+for p in double mixed; do
+  HALOMD_SE_SLOTS=0 run_case water_percentre_$p $W/water.dp $W/water_12288.gro 100 \
+    -set precision=$p
+  HALOMD_SE_SLOTS=0 run_case small_percentre_$p $W/water.dp $W/water_1536.gro 100 -set precision=$p
+done
+HALOMD_GPU_CHUNK_ROWS=4096 run_case water_chunk4096_double $W/water.dp $W/water_12288.gro 100
 python3 - "$T" "$OUT/mixed_bench.json" <<'EOF'
 import glob, json, os, subprocess, sys
 rows = {}

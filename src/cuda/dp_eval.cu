@@ -642,7 +642,7 @@ unsigned blocks_for(size_t n, int threads)
     return (unsigned)((n + threads - 1) / threads);
 }
 
-/* ---- se_e2_a over all slots of a chunk (HALOMD_SE_SLOTS=1, work in progress) ---------------
+/* ---- se_e2_a over all slots of a chunk (the default for networks in double) -----------------
  * Every slot of a chunk, empty ones included, laid out by type block: slot (row, j) of block
  * tau = block_of_slot(j) is entry rows * sel_offset[tau] + row * sel[tau] + (j - sel_offset[tau])
  * (slot_index). Each embedding net then sees a fixed rows x sel[tau] matrix whatever the
@@ -679,55 +679,62 @@ __global__ void slots_env(const hmd_cuda_model *mp, int rows, const double *x, c
     }
 }
 
-/* The first layer (1 -> n_out) of n inputs s: values into out[0 .. n) and tangents d/ds into
- * out[n .. 2n) (rows of n_out). */
-__global__ void slots_first_layer(size_t n, hmd_cuda_layer L, const double *s, double *out)
+/* The first layer (1 -> n_out) of n inputs s, in scalar A: values into out[0 .. n) and
+ * tangents d/ds into out[n .. 2n) (rows of n_out). */
+template <typename A, typename Out>
+__global__ void slots_first_layer(size_t n, hmd_cuda_layer L, const double *s, Out *out)
 {
+    typedef precision<A> P;
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n * L.n_out) {
         return;
     }
+    const A *w = P::w(L), *b = P::b(L), *idt = P::idt(L);
     const size_t r = e / L.n_out;
     const int o = (int)(e % L.n_out);
-    const double z = s[r] * L.w[o] + (L.b ? L.b[o] : 0.0);
-    double a = hmd_act(L.act, &L.silut, z);
-    double t = hmd_act_grad(L.act, &L.silut, hmd_act_keeps_output(L.act) ? a : z) * L.w[o];
-    if (L.idt) {
-        a *= L.idt[o];
-        t *= L.idt[o];
+    const A z = A(s[r]) * w[o] + (b ? b[o] : A(0));
+    A a = P::act(L, z);
+    A t = P::act_grad(L, hmd_act_keeps_output(L.act) ? a : z) * w[o];
+    if (idt) {
+        a *= idt[o];
+        t *= idt[o];
     }
     if (L.resnet != HMD_RESNET_NONE) { /* n_in = 1: the input itself, and ds/ds = 1 */
-        a += s[r];
-        t += 1.0;
+        a += A(s[r]);
+        t += A(1);
     }
-    out[e] = a;
-    out[n * L.n_out + e] = t;
+    out[e] = Out(a);
+    out[n * L.n_out + e] = Out(t);
 }
 
-/* After the product z = in W over the stacked rows (values [0, n), tangents [n, 2n)), in place:
- * values act(z + b) idt + skip, tangents act'(.) (t W) idt + skip. */
-__global__ void slots_layer(size_t n, hmd_cuda_layer L, const double *in, double *z)
+/* After the product z = in W over the stacked rows (values [0, n), tangents [n, 2n)), in
+ * scalar A: values act(z + b) idt + skip, tangents act'(.) (t W) idt + skip, into out (which
+ * may be z itself). */
+template <typename A, typename Out>
+__global__ void slots_layer(size_t n, hmd_cuda_layer L, const A *in, const A *z, Out *out)
 {
+    typedef precision<A> P;
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n * L.n_out) {
         return;
     }
+    const A *b = P::b(L), *idt = P::idt(L);
     const size_t r = e / L.n_out, nt = n * L.n_out;
     const int o = (int)(e % L.n_out);
-    const double zv = z[e] + (L.b ? L.b[o] : 0.0);
-    double a = hmd_act(L.act, &L.silut, zv);
-    double t = hmd_act_grad(L.act, &L.silut, hmd_act_keeps_output(L.act) ? a : zv) * z[nt + e];
-    if (L.idt) {
-        a *= L.idt[o];
-        t *= L.idt[o];
+    const A zv = z[e] + (b ? b[o] : A(0));
+    A a = P::act(L, zv);
+    A t = P::act_grad(L, hmd_act_keeps_output(L.act) ? a : zv) * z[nt + e];
+    if (idt) {
+        a *= idt[o];
+        t *= idt[o];
     }
     if (L.resnet != HMD_RESNET_NONE) {
         const int oi = L.resnet == HMD_RESNET_SAME ? o : o % L.n_in;
         a += in[r * L.n_in + oi];
         t += in[n * L.n_in + r * L.n_in + oi];
     }
-    z[e] = a;
-    z[nt + e] = t;
+    out[e] = Out(a);
+    out[nt + e] = Out(t);
 }
 
 /* T of each row += the padding's share of every block (descriptor_forward's pad term), then D
@@ -872,7 +879,7 @@ struct hmd_cuda_dp {
     double *T, *fit_buf;         /* [cap_rows][M][4]; [cap_rows] fitting rows and states */
     int *slots;                  /* [cap_rows][nnei] */
     size_t fit_buf_doubles;
-    /* se_e2_a over all slots (HALOMD_SE_SLOTS=1): per slot of a chunk s, R, dR/dd, the
+    /* se_e2_a over all slots (slots_setting): per slot of a chunk s, R, dR/dd, the
      * embedding's value and tangent, and px, py; two layer buffers and gamma */
     bool slots_path;
     int cap_slot_rows;
@@ -894,13 +901,13 @@ int chunk_rows_setting()
     return n > 0 && n < (1L << 30) ? (int)n : CHUNK_ROWS;
 }
 
-/* HALOMD_SE_SLOTS=1 evaluates se_e2_a networks over all slots of a chunk with DGEMMs
- * (evaluate_se_slots; work in progress, double precision, type_one_side or one fitting net per
- * type). */
+/* se_e2_a networks go over all slots of a chunk with matrix products (evaluate_se_slots; fp32
+ * embedding with precision = mixed) unless HALOMD_SE_SLOTS=0, which keeps them in the
+ * per-centre descriptor kernels (evaluate_se), as compressed models always are. */
 bool slots_setting()
 {
     const char *v = getenv("HALOMD_SE_SLOTS");
-    return v && !strcmp(v, "1");
+    return !(v && !strcmp(v, "0"));
 }
 
 /* What turns a fitting output into an atomic energy (dp_eval.c atomic_energies). */
@@ -1230,7 +1237,7 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
     hmd_cuda_dp *dp = new hmd_cuda_dp();
     dp->host = m;
     dp->mixed = mixed;
-    dp->slots_path = slots_setting() && !mixed;
+    dp->slots_path = slots_setting();
     dp->chunk_rows = chunk_rows_setting();
     HMD_CUDA_CHECK(cudaStreamCreateWithFlags(&dp->stream, cudaStreamNonBlocking));
     if (cublasCreate(&dp->blas) != CUBLAS_STATUS_SUCCESS) {
@@ -1384,38 +1391,64 @@ int batched(hmd_cuda_dp *dp, cublasOperation_t ta, cublasOperation_t tb, int m, 
     return HMD_OK;
 }
 
-/* Embedding net k over the n inputs s: values into out[0, n M) and tangents into
- * out[n M, 2 n M) through the layer buffers. */
-int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
+/* C = A B for column-major A [m][k] (lda m) and B [k][n] (ldb k), in double or float (plain
+ * fp32: cuBLAS's default math mode leaves TF32 off). */
+cublasStatus_t gemm_nn(cublasHandle_t h, int m, int n, int k, const double *A, const double *B,
+                       double *C)
 {
+    const double one = 1.0, zero = 0.0;
+    return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m);
+}
+
+cublasStatus_t gemm_nn(cublasHandle_t h, int m, int n, int k, const float *A, const float *B,
+                       float *C)
+{
+    const float one = 1.0f, zero = 0.0f;
+    return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m);
+}
+
+/* Embedding net k over the n inputs s in scalar A: values into out[0, n M) and tangents into
+ * out[n M, 2 n M) (double) through the layer buffers (used as arrays of A). */
+template <typename A> int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
+{
+    typedef precision<A> P;
     const hmd_cuda_net &net = dp->model.emb[k];
     const int T = 256;
-    const double one = 1.0, zero = 0.0;
-    double *in = dp->emb_a, *next = dp->emb_b;
+    A *in = NULL, *next = (A *)dp->emb_a;
     for (int l = 0; l < net.nlayers; l++) {
         const hmd_cuda_layer &L = net.L[l];
-        double *dst = l == net.nlayers - 1 ? out : next;
+        const bool last = l == net.nlayers - 1;
+        const unsigned blocks = blocks_for(n * L.n_out, T);
         if (l == 0) {
-            slots_first_layer<<<blocks_for(n * L.n_out, T), T, 0, dp->stream>>>(n, L, s, dst);
+            if (last) {
+                slots_first_layer<A><<<blocks, T, 0, dp->stream>>>(n, L, s, out);
+            } else {
+                slots_first_layer<A><<<blocks, T, 0, dp->stream>>>(n, L, s, next);
+            }
             HMD_CUDA_LAUNCHED("slots_first_layer");
         } else {
-            if (cublasDgemm(dp->blas, CUBLAS_OP_N, CUBLAS_OP_N, L.n_out, (int)(2 * n), L.n_in, &one,
-                            L.w, L.n_out, in, L.n_in, &zero, dst,
-                            L.n_out) != CUBLAS_STATUS_SUCCESS) {
+            /* the product goes to the output itself in double, else to the free buffer */
+            A *z = last && sizeof(A) == sizeof(double) ? (A *)out : next;
+            if (gemm_nn(dp->blas, L.n_out, (int)(2 * n), L.n_in, P::w(L), in, z) !=
+                CUBLAS_STATUS_SUCCESS) {
                 return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: embedding layer %d failed", l);
             }
-            slots_layer<<<blocks_for(n * L.n_out, T), T, 0, dp->stream>>>(n, L, in, dst);
+            if (last) {
+                slots_layer<A><<<blocks, T, 0, dp->stream>>>(n, L, in, z, out);
+            } else {
+                slots_layer<A><<<blocks, T, 0, dp->stream>>>(n, L, in, z, z);
+            }
             HMD_CUDA_LAUNCHED("slots_layer");
         }
-        in = dst;
-        next = dst == dp->emb_a ? dp->emb_b : dp->emb_a;
+        in = next;
+        next = next == (A *)dp->emb_a ? (A *)dp->emb_b : (A *)dp->emb_a;
     }
     return HMD_OK;
 }
 
-/* se_e2_a as evaluate_se, the embedding and the contractions as products over all slots of
- * each chunk (the layout above slot_index). */
-int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
+/* se_e2_a as evaluate_se, the embedding (in scalar A) and the contractions (in double) as
+ * products over all slots of each chunk (the layout above slot_index). */
+template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
 {
     const hmd_dp_model *m = dp->host;
     const hmd_cuda_model &g = dp->model;
@@ -1442,7 +1475,7 @@ int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
                 const int sel = g.sel[tau], off = g.sel_offset[tau];
                 const size_t n = (size_t)rows * sel;
                 double *G = dp->slot_G + 2 * (size_t)rows * off * M;
-                rc = slots_embed(dp, g.type_one_side ? tau : k + tau * g.ntypes, n,
+                rc = slots_embed<A>(dp, g.type_one_side ? tau : k + tau * g.ntypes, n,
                                  dp->slot_s + (size_t)rows * off, G);
                 rc = rc ? rc
                         : batched(dp, CUBLAS_OP_N, CUBLAS_OP_T, 4, M, sel, 1.0 / g.nnei,
@@ -1535,7 +1568,8 @@ int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount)
     int rc = HMD_OK;
     if (nlocal > 0) {
         rc = dp->dpa1         ? evaluate_dpa1(dp, nlocal, ncount)
-             : dp->slots_path ? evaluate_se_slots(dp, ncount)
+             : dp->slots_path ? (dp->mixed ? evaluate_se_slots<float>(dp, ncount)
+                                           : evaluate_se_slots<double>(dp, ncount))
              : dp->mixed      ? evaluate_se<float>(dp, ncount)
                               : evaluate_se<double>(dp, ncount);
     }

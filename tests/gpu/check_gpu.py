@@ -8,21 +8,24 @@ Usage: check_gpu.py TEST HALOMD DATA WORKDIR
   twin     fresh random water-like configurations (seed printed; HMD_TWIN_SEED to repeat) in
            triclinic cells, each model evaluated by both backends: energies, atom energies,
            forces and virial within 1e-10 relative (max|a-b| / max|b|); se_e2_a models also
-           in chunks of 7 centres (HALOMD_GPU_CHUNK_ROWS).
+           in chunks of 7 centres (HALOMD_GPU_CHUNK_ROWS), and networks in the per-centre
+           kernels as well as over all slots (HALOMD_SE_SLOTS=0).
   dense    water at twice the density: both backends leave out the same neighbours beyond sel
            (the count in eval's warning) and agree within 1e-10.
   nve      NVE water on the GPU: the conserved energy stays within 1e-6 eV/atom and its
            fluctuation falls about 4x when dt halves.
   mdtwin   the same short runs with both backends (NVE with list updates when needed,
            v-rescale with nstlist, Langevin with centre-of-mass removal, the compressed model,
-           DPA-1, se_e2_a in chunks of 10 centres):
+           DPA-1, se_e2_a in chunks of 10 centres and in the per-centre kernels):
            energies of every step within 1e-9 relative, the same number of list builds, the
            same final positions.
   mixed    every se_e2_a golden with precision = mixed within MIXED_BOUND of DeePMD-kit (table
-           in WORKDIR/mixed_errors.json), DPA-1 refused, and NVE in mixed precision (networks
-           and compressed) within MIXED_NVE_BOUND.
+           in WORKDIR/mixed_errors.json), networks over all slots and in the per-centre
+           kernels, DPA-1 refused, and NVE in mixed precision (networks and compressed) within
+           MIXED_NVE_BOUND.
 Exits 77 (CTest: skipped) when no CUDA device is visible. Standard library only.
 """
+import itertools
 import json
 import os
 import random
@@ -115,11 +118,16 @@ def descriptor_of(halomd, model):
 def mixed(halomd, data, work):
     ok = True
     table, refused, ran = [], set(), set()
-    for name, golden, how, model, extra in golden_runs(data):
+    # se_e2_a networks over all slots (the default) and in the per-centre kernels
+    paths = (("slots", None), ("per-centre", {"HALOMD_SE_SLOTS": "0"}))
+    for (name, golden, how, model, extra), (path, env) in itertools.product(golden_runs(data),
+                                                                            paths):
+        if path != "slots" and (model in refused or "model-compress=yes" in extra):
+            continue  # the same evaluation as the first path's
         out = os.path.join(work, "gpu.json")
         res = sh([halomd, "eval", "-backend", "cuda", "-m", f"{data}/{model}",
                   "-c", f"{data}/{golden['structure']}", "-o", out, *extra,
-                  "-set", "precision=mixed"])
+                  "-set", "precision=mixed"], env={**os.environ, **env} if env else None)
         if res.returncode == 69 and DPA1_REFUSAL in res.stderr:
             refused.add(model)
             continue
@@ -132,8 +140,8 @@ def mixed(halomd, data, work):
                 for q in QUANTITIES}
         good = all(e <= MIXED_BOUND for e in errs.values())
         ok &= good
-        table.append({"golden": name, "model": how, "errors": errs})
-        print(f"{'ok  ' if good else 'FAIL'} {name} ({how}): "
+        table.append({"golden": name, "model": how, "path": path, "errors": errs})
+        print(f"{'ok  ' if good else 'FAIL'} {name} ({how}, {path}): "
               + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
     print(f"refused (DPA-1, exit 69): {len(refused)} models: {' '.join(sorted(refused))}")
     wrong = sorted(m for m in refused if descriptor_of(halomd, f"{data}/{m}") == "se_e2_a")
@@ -207,11 +215,13 @@ def twin(halomd, data, work):
     # that systems beyond 32,768 atoms take
     chunked = [("se_e2_a_water_one_side.dp", []), ("se_e2_a_small_3types.dp", []),
                ("se_e2_a_water_one_side.dp", ["-set", "model-compress=yes"])]
-    # se_e2_a networks over all slots with DGEMMs (HALOMD_SE_SLOTS=1), whole and in chunks
-    slots = [("se_e2_a_water_one_side.dp", {"HALOMD_SE_SLOTS": "1"}),
-             ("se_e2_a_water_two_side.dp", {"HALOMD_SE_SLOTS": "1"}),
-             ("se_e2_a_small_gelu_excl.dp", {"HALOMD_SE_SLOTS": "1"}),
-             ("se_e2_a_small_3types.dp", {"HALOMD_SE_SLOTS": "1", "HALOMD_GPU_CHUNK_ROWS": "7"})]
+    # se_e2_a networks in double go over all slots with DGEMMs by default; HALOMD_SE_SLOTS=0
+    # keeps them in the per-centre descriptor kernels (as compressed models), whole and in chunks
+    per_centre = {"HALOMD_SE_SLOTS": "0"}
+    slots = [("se_e2_a_water_one_side.dp", per_centre),
+             ("se_e2_a_water_two_side.dp", per_centre),
+             ("se_e2_a_small_gelu_excl.dp", per_centre),
+             ("se_e2_a_small_3types.dp", dict(per_centre, HALOMD_GPU_CHUNK_ROWS="7"))]
     runs = [(m, e, None) for m, e in models] + [(m, e, {"HALOMD_GPU_CHUNK_ROWS": "7"})
                                                 for m, e in chunked]
     runs += [(m, [], env) for m, env in slots]
@@ -323,8 +333,8 @@ def mdtwin(halomd, data, work):
         "dpa1": (f"{data}/models/se_atten_v2_small.dp", ["verlet-buffer=0.3"]),
         "chunked": (water, ["verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05", "ref-t=300",
                             "ld-seed=4"], {"HALOMD_GPU_CHUNK_ROWS": "10"}),
-        "slots": (water, ["verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05", "ref-t=300",
-                          "ld-seed=4"], {"HALOMD_SE_SLOTS": "1"}),
+        "per_centre": (water, ["verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05",
+                               "ref-t=300", "ld-seed=4"], {"HALOMD_SE_SLOTS": "0"}),
     }
     conf = f"{data}/structures/water_96_small.xyz"
     ok = True
