@@ -67,25 +67,26 @@ __device__ int slot_row(const hmd_cuda_model &m, int i, int ti, int tau, int j, 
     return 1;
 }
 
-/* The embedding's arithmetic in scalar A: the layer's weights, and the activation and its
- * derivative (precision::act_grad takes what hmd_act_keeps_output says). fp32 evaluates tanh
- * in fp32 and the other activations in double. */
+/* The embedding's arithmetic in scalar A: the layer's weights (also read on the host, for
+ * cuBLAS: nvcc compiles a host call of a __device__ function in a template, silently, into
+ * exit(1)), and the activation and its derivative (precision::act_grad takes what
+ * hmd_act_keeps_output says). fp32 evaluates tanh in fp32 and the other activations in double. */
 template <typename A> struct precision;
 
 template <> struct precision<double> {
-    __device__ static const double *w(const hmd_cuda_layer &L)
+    __host__ __device__ static const double *w(const hmd_cuda_layer &L)
     {
         return L.w;
     }
-    __device__ static const double *b(const hmd_cuda_layer &L)
+    __host__ __device__ static const double *b(const hmd_cuda_layer &L)
     {
         return L.b;
     }
-    __device__ static const double *idt(const hmd_cuda_layer &L)
+    __host__ __device__ static const double *idt(const hmd_cuda_layer &L)
     {
         return L.idt;
     }
-    __device__ static const double *coef(const hmd_cuda_model &m, int k)
+    __host__ __device__ static const double *coef(const hmd_cuda_model &m, int k)
     {
         return m.table[k].coef;
     }
@@ -100,19 +101,19 @@ template <> struct precision<double> {
 };
 
 template <> struct precision<float> {
-    __device__ static const float *w(const hmd_cuda_layer &L)
+    __host__ __device__ static const float *w(const hmd_cuda_layer &L)
     {
         return L.wf;
     }
-    __device__ static const float *b(const hmd_cuda_layer &L)
+    __host__ __device__ static const float *b(const hmd_cuda_layer &L)
     {
         return L.bf;
     }
-    __device__ static const float *idt(const hmd_cuda_layer &L)
+    __host__ __device__ static const float *idt(const hmd_cuda_layer &L)
     {
         return L.idtf;
     }
-    __device__ static const float *coef(const hmd_cuda_model &m, int k)
+    __host__ __device__ static const float *coef(const hmd_cuda_model &m, int k)
     {
         return m.table_coef_f32[k];
     }
