@@ -125,6 +125,8 @@ def mixed(halomd, data, work):
         if path != "slots" and (model in refused or "model-compress=yes" in extra):
             continue  # the same evaluation as the first path's
         out = os.path.join(work, "gpu.json")
+        if os.path.exists(out):
+            os.remove(out)  # else halomd backs it up, and a test run leaves 99 backups at most
         res = sh([halomd, "eval", "-backend", "cuda", "-m", f"{data}/{model}",
                   "-c", f"{data}/{golden['structure']}", "-o", out, *extra,
                   "-set", "precision=mixed"], env={**os.environ, **env} if env else None)
@@ -255,6 +257,8 @@ def dense(halomd, data, work):
         runs = {}
         for backend in ("cpu", "cuda"):
             out = os.path.join(work, f"dense_{backend}.json")
+            if os.path.exists(out):
+                os.remove(out)
             res = sh([halomd, "eval", "-backend", backend, "-m", f"{data}/models/{model}",
                       "-c", conf, "-o", out])
             if res.returncode != 0:
