@@ -1413,7 +1413,8 @@ cublasStatus_t gemm_nn(cublasHandle_t h, int m, int n, int k, const float *A, co
 
 /* Embedding net k over the n inputs s in scalar A: values into out[0, n M) and tangents into
  * out[n M, 2 n M) (double) through the layer buffers (used as arrays of A). */
-template <typename A> int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
+template <typename A>
+int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
 {
     typedef precision<A> P;
     const hmd_cuda_net &net = dp->model.emb[k];
@@ -1480,7 +1481,7 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
                 const size_t n = (size_t)rows * sel;
                 double *G = dp->slot_G + 2 * (size_t)rows * off * M;
                 rc = slots_embed<A>(dp, g.type_one_side ? tau : k + tau * g.ntypes, n,
-                                 dp->slot_s + (size_t)rows * off, G);
+                                    dp->slot_s + (size_t)rows * off, G);
                 rc = rc ? rc
                         : batched(dp, CUBLAS_OP_N, CUBLAS_OP_T, 4, M, sel, 1.0 / g.nnei,
                                   dp->slot_R + 4 * (size_t)rows * off, 4, 4LL * sel, G, M,
