@@ -738,6 +738,172 @@ __global__ void slots_layer(size_t n, hmd_cuda_layer L, const A *in, const A *z,
     out[nt + e] = Out(t);
 }
 
+/* ---- the whole embedding net in one kernel, a tile of slots per block ---------------------
+ * The activations of a tile stay in shared memory from the first layer to the last, so only
+ * s is read and G (values and tangents, in double) written. A buffer holds a layer's values
+ * [width][ld] then its tangents [width][ld], column q of row r at q ld + r: a thread owns one
+ * output column and FUSED_RG rows and reads its rows of each input column as 16-byte vectors. */
+
+constexpr int FUSED_RG = 8; /* rows per thread */
+constexpr int FUSED_MAX_THREADS = 512;
+constexpr size_t FUSED_MAX_SMEM = 200 << 10;
+
+/* Row stride of a buffer of `tile` rows in scalar A: 16-byte aligned, and not a multiple of
+ * 32 banks, so that the threads of a warp writing different columns spread over banks. */
+__host__ __device__ int fused_ld(int tile, size_t scalar)
+{
+    return tile + (int)(16 / scalar);
+}
+
+/* Shared memory of slots_embed_fused: two buffers of values and tangents. */
+size_t fused_smem_bytes(int tile, int max_width, size_t scalar)
+{
+    return 2 * 2 * (size_t)max_width * fused_ld(tile, scalar) * scalar;
+}
+
+/* Rows of a block of slots_embed_fused: 32, or 16 or 8 where wide layers leave no room; 0
+ * when even 8 do not fit (slots_embed then runs layer by layer). */
+int fused_tile(int max_width, size_t scalar)
+{
+    for (int tile = 32; tile >= FUSED_RG; tile /= 2) {
+        if (fused_smem_bytes(tile, max_width, scalar) <= FUSED_MAX_SMEM) {
+            return tile;
+        }
+    }
+    return 0;
+}
+
+/* Threads of a block of slots_embed_fused: one per column and group of FUSED_RG rows of the
+ * widest layer, in whole warps, at most FUSED_MAX_THREADS. */
+int fused_threads(int max_width, int tile)
+{
+    const int want = max_width * (tile / FUSED_RG);
+    const char *v = getenv("HALOMD_SE_FUSED_THREADS"); /* work in progress: measured */
+    const int cap =
+        v && atoi(v) >= 32 && atoi(v) <= FUSED_MAX_THREADS ? atoi(v) : FUSED_MAX_THREADS;
+    return std::min(cap, (want + 31) / 32 * 32);
+}
+
+/* Rows r0 .. r0 + FUSED_RG of column p (16-byte aligned) into v. */
+template <typename A> __device__ void load_rows(const A *p, A (&v)[FUSED_RG])
+{
+    static_assert(FUSED_RG * sizeof(A) % 16 == 0, "rows of a thread: whole 16-byte vectors");
+#pragma unroll
+    for (int i = 0; i < (int)(FUSED_RG * sizeof(A) / 16); i++) {
+        const int4 x = reinterpret_cast<const int4 *>(p)[i];
+        memcpy(&v[i * 16 / sizeof(A)], &x, 16);
+    }
+}
+
+/* One layer (n_in > 1) of the tile: in (values then tangents, n_in columns) to the buffer out,
+ * or, when g is not NULL, to G: values at g[(row0 + r) M + o], tangents n M further. */
+template <typename A>
+__device__ void fused_layer(const hmd_cuda_layer &L, int rows, int ld, const A *in, A *out,
+                            double *g, size_t n, size_t row0)
+{
+    typedef precision<A> P;
+    const A *w = P::w(L), *b = P::b(L), *idt = P::idt(L);
+    const int n_in = L.n_in, n_out = L.n_out, groups = (rows + FUSED_RG - 1) / FUSED_RG;
+    const A *in_t = in + (size_t)n_in * ld;
+    for (int e = threadIdx.x; e < n_out * groups; e += blockDim.x) {
+        const int o = e % n_out, r0 = (e / n_out) * FUSED_RG;
+        A z[FUSED_RG], dz[FUSED_RG];
+        const A bias = b ? b[o] : A(0);
+#pragma unroll
+        for (int i = 0; i < FUSED_RG; i++) {
+            z[i] = bias;
+            dz[i] = A(0);
+        }
+        for (int q = 0; q < n_in; q++) {
+            const A wq = w[(size_t)q * n_out + o];
+            A v[FUSED_RG], t[FUSED_RG];
+            load_rows(in + (size_t)q * ld + r0, v);
+            load_rows(in_t + (size_t)q * ld + r0, t);
+#pragma unroll
+            for (int i = 0; i < FUSED_RG; i++) {
+                z[i] += v[i] * wq;
+                dz[i] += t[i] * wq;
+            }
+        }
+        const int oi = L.resnet == HMD_RESNET_SAME ? o : o % n_in;
+#pragma unroll
+        for (int i = 0; i < FUSED_RG; i++) { /* rows up to the group's end stay defined */
+            const int r = r0 + i;
+            A a = P::act(L, z[i]);
+            A t = P::act_grad(L, hmd_act_keeps_output(L.act) ? a : z[i]) * dz[i];
+            if (idt) {
+                a *= idt[o];
+                t *= idt[o];
+            }
+            if (L.resnet != HMD_RESNET_NONE) {
+                a += in[(size_t)oi * ld + r];
+                t += in_t[(size_t)oi * ld + r];
+            }
+            if (g) {
+                if (r < rows) {
+                    g[(row0 + r) * n_out + o] = a;
+                    g[(n + row0 + r) * n_out + o] = t;
+                }
+            } else {
+                out[(size_t)o * ld + r] = a;
+                out[((size_t)n_out + o) * ld + r] = t;
+            }
+        }
+    }
+}
+
+/* Embedding net k of the model over the n inputs s, `tile` rows per block, in scalar A: values
+ * into out[0, n M) and tangents into out[n M, 2 n M) (double), as slots_embed. */
+template <typename A>
+__global__ void __launch_bounds__(FUSED_MAX_THREADS)
+    slots_embed_fused(const hmd_cuda_model *mp, int k, size_t n, int tile, const double *s,
+                      double *out)
+{
+    typedef precision<A> P;
+    extern __shared__ __align__(16) unsigned char fused_raw[];
+    const hmd_cuda_net &net = mp->emb[k];
+    const int ld = fused_ld(tile, sizeof(A));
+    A *const buf0 = reinterpret_cast<A *>(fused_raw), *const buf1 =
+                                                          buf0 + 2 * (size_t)mp->max_width * ld;
+    const size_t row0 = (size_t)blockIdx.x * tile;
+    const int rows = (int)min((size_t)tile, n - row0);
+    { /* the first layer (1 -> n_out), elementwise; rows beyond the end get s = 0 */
+        const hmd_cuda_layer &L = net.L[0];
+        const A *w = P::w(L), *b = P::b(L), *idt = P::idt(L);
+        const int n_out = L.n_out;
+        for (int e = threadIdx.x; e < n_out * tile; e += blockDim.x) {
+            const int o = e / tile, r = e % tile;
+            const A x = r < rows ? A(s[row0 + r]) : A(0);
+            const A z = x * w[o] + (b ? b[o] : A(0));
+            A a = P::act(L, z);
+            A t = P::act_grad(L, hmd_act_keeps_output(L.act) ? a : z) * w[o];
+            if (idt) {
+                a *= idt[o];
+                t *= idt[o];
+            }
+            if (L.resnet != HMD_RESNET_NONE) { /* n_in = 1: the input itself, and ds/ds = 1 */
+                a += x;
+                t += A(1);
+            }
+            if (net.nlayers == 1) {
+                if (r < rows) {
+                    out[(row0 + r) * n_out + o] = a;
+                    out[(n + row0 + r) * n_out + o] = t;
+                }
+            } else {
+                buf0[(size_t)o * ld + r] = a;
+                buf0[((size_t)n_out + o) * ld + r] = t;
+            }
+        }
+    }
+    for (int l = 1; l < net.nlayers; l++) {
+        __syncthreads();
+        const bool last = l == net.nlayers - 1;
+        fused_layer<A>(net.L[l], rows, ld, l & 1 ? buf0 : buf1, l & 1 ? buf1 : buf0,
+                       last ? out : NULL, n, row0);
+    }
+}
+
 /* T of each row += the padding's share of every block (descriptor_forward's pad term), then D
  * from T (one block per row; T [rows][M][4] holds the live slots' sum / nnei on entry). */
 __global__ void slots_pad_and_D(const hmd_cuda_model *mp, const int *type, const int *idx,
@@ -883,6 +1049,7 @@ struct hmd_cuda_dp {
     /* se_e2_a over all slots (slots_setting): per slot of a chunk s, R, dR/dd, the
      * embedding's value and tangent, and px, py; two layer buffers and gamma */
     bool slots_path;
+    int fused_tile; /* rows per block of slots_embed_fused, or 0: layer by layer (slots_embed) */
     int cap_slot_rows;
     double *slot_s, *slot_R, *slot_jac, *slot_G, *slot_pxy, *emb_a, *emb_b, *gamma;
 };
@@ -903,6 +1070,15 @@ int chunk_rows_setting(int fallback)
     const char *v = getenv("HALOMD_GPU_CHUNK_ROWS");
     const long n = v ? strtol(v, NULL, 10) : 0;
     return n > 0 && n < (1L << 30) ? (int)n : fallback;
+}
+
+/* Over all slots the embedding runs in one kernel per net and chunk (slots_embed_fused) unless
+ * HALOMD_SE_FUSED=0, which runs it layer by layer with cuBLAS products (work in progress: the
+ * two are measured against each other). */
+bool fused_setting()
+{
+    const char *v = getenv("HALOMD_SE_FUSED");
+    return !(v && !strcmp(v, "0"));
 }
 
 /* se_e2_a networks go over all slots of a chunk with matrix products (evaluate_se_slots; fp32
@@ -969,6 +1145,15 @@ template <typename A> int allow_shared_memory(const hmd_cuda_model &g)
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fwd));
     HMD_CUDA_CHECK(cudaFuncSetAttribute(descriptor_backward<A>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bwd));
+    return HMD_OK;
+}
+
+/* Lets slots_embed_fused<A> have the shared memory of its tile. */
+template <typename A> int allow_fused(int max_width, int tile)
+{
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(slots_embed_fused<A>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)fused_smem_bytes(tile, max_width, sizeof(A))));
     return HMD_OK;
 }
 
@@ -1133,8 +1318,9 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
         for (int t = 0; t < g.ntypes; t++) {
             max_sel = std::max(max_sel, g.sel[t]);
         }
-        const size_t emb_old = 2 * (size_t)dp->cap_slot_rows * max_sel * g.max_width;
-        const size_t emb = 2 * (size_t)dp->cap_rows * max_sel * g.max_width;
+        /* the layer buffers of slots_embed, unless the fused kernel keeps them on chip */
+        const size_t emb_row = dp->fused_tile ? 0 : 2 * (size_t)max_sel * g.max_width;
+        const size_t emb_old = emb_row * dp->cap_slot_rows, emb = emb_row * dp->cap_rows;
         rc = device_array(dp, &dp->slot_s, old, n);
         rc = rc ? rc : device_array(dp, &dp->slot_R, 4 * old, 4 * n);
         rc = rc ? rc : device_array(dp, &dp->slot_jac, 12 * old, 12 * n);
@@ -1258,6 +1444,14 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
         dp->slots_path = dp->slots_path && !dp->dpa1 && !dp->model.compressed &&
                          (dp->model.type_one_side || m->nfit == m->ntypes);
         dp->chunk_rows = chunk_rows_setting(dp->slots_path ? SLOT_CHUNK_ROWS : CHUNK_ROWS);
+        dp->fused_tile =
+            dp->slots_path && fused_setting()
+                ? fused_tile(dp->model.max_width, mixed ? sizeof(float) : sizeof(double))
+                : 0;
+        if (!rc && dp->fused_tile) {
+            rc = mixed ? allow_fused<float>(dp->model.max_width, dp->fused_tile)
+                       : allow_fused<double>(dp->model.max_width, dp->fused_tile);
+        }
     }
     if (rc) {
         hmd_cuda_dp_destroy(dp);
@@ -1417,6 +1611,14 @@ template <typename A>
 int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
 {
     typedef precision<A> P;
+    if (dp->fused_tile) {
+        const int tile = dp->fused_tile, w = dp->model.max_width;
+        slots_embed_fused<A>
+            <<<blocks_for(n, tile), fused_threads(w, tile), fused_smem_bytes(tile, w, sizeof(A)),
+               dp->stream>>>(dp->d_model, k, n, tile, s, out);
+        HMD_CUDA_LAUNCHED("slots_embed_fused");
+        return HMD_OK;
+    }
     const hmd_cuda_net &net = dp->model.emb[k];
     const int T = 256;
     A *in = NULL, *next = (A *)dp->emb_a;
