@@ -1,6 +1,7 @@
-"""Emulates the wip/slot-gemm host code (cuBLAS column-major calls, kernel index math) in numpy
-and checks T, D and the forces against a naive per-centre computation (forces by finite
-differences of E = sum_i <W_i, D_i>)."""
+"""Emulates se_e2_a over all slots (dp_eval.cu, evaluate_se_slots with the layers run by
+cuBLAS: column-major calls, kernel index math) in numpy and checks T, D and the forces against a
+naive per-centre computation (forces by finite differences of E = sum_i <W_i, D_i>).
+Run with a Python that has numpy (/root/dpenv/bin/python on the build machine)."""
 import numpy as np
 rng = np.random.default_rng(1)
 ntypes, sel = 2, [3, 5]
@@ -194,3 +195,6 @@ for a in range(natoms):
         Ep = (W * naive_D(Xp, slots)[1]).sum(); Em = (W * naive_D(Xm, slots)[1]).sum()
         F_fd[a, q] = -(Ep - Em) / (2 * h)
 print("F max diff", np.abs(F_e - F_fd).max(), "|F|", np.abs(F_fd).max())
+# T and D as exact as the arithmetic; the forces as finite differences of step 1e-5 allow
+assert np.abs(T_e - T_n).max() < 1e-14 and np.abs(D_e - D_n).max() < 1e-14
+assert np.abs(F_e - F_fd).max() < 1e-8 * max(1.0, np.abs(F_fd).max())
