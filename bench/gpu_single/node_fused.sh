@@ -2,7 +2,8 @@
 # Work in progress (branch wip/fused-embed): the fused embedding kernel of the slots path on a
 # GPU node in one short call. Build; gpu.twin (GPU against CPU, all paths); full MD steps of the
 # v2 water model, fused (416 and 256 threads) against layer by layer (HALOMD_SE_FUSED=0), double
-# and mixed; gpu.mdtwin; gpu.mixed (goldens in mixed within 1e-5 of DeePMD-kit).
+# and mixed; gpu.mdtwin; compute-sanitizer memcheck; gpu.mixed (goldens in mixed within 1e-5 of
+# DeePMD-kit).
 # Usage, from the repository root on the node (carry .gpudeps/usr): bash bench/gpu_single/node_fused.sh
 set -uo pipefail
 OUT=$(mkdir -p "${OUT:-out}" && cd "${OUT:-out}" && pwd)
@@ -36,4 +37,11 @@ done
 cd - > /dev/null
 echo "timings done after $((SECONDS - START)) s"
 test_one gpu.mdtwin 25
+D=$PWD/tests/data
+for p in double mixed; do
+  compute-sanitizer --tool memcheck --error-exitcode 9 $H eval -backend cuda -set precision=$p \
+    -m $D/models/se_e2_a_water_one_side.dp -c $D/structures/water_96_small.xyz -o /dev/null \
+    > "$OUT/sanitizer_$p.log" 2>&1
+  echo "compute-sanitizer memcheck eval $p (fused): exit $?"
+done
 test_one gpu.mixed 60
