@@ -15,6 +15,7 @@
 extern "C" {
 #include "core/error.h"
 #include "nnp/activation.h"
+#include "nnp/descriptor_grad.h"
 #include "nnp/env_mat.h"
 #include "nnp/model.h"
 #include "nnp/tabulate.h"

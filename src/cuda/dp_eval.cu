@@ -128,6 +128,21 @@ template <> struct precision<float> {
     }
 };
 
+/* Unit o of a layer at z (bias included) with tangent dz, in scalar A: a = act(z) idt and, with
+ * GRAD, t = act'(z) dz idt (else 0); the skip is the caller's. */
+template <bool GRAD, typename A>
+__device__ void layer_unit(const hmd_cuda_layer &L, int o, A z, A dz, A &a, A &t)
+{
+    typedef precision<A> P;
+    const A *idt = P::idt(L);
+    a = P::act(L, z);
+    t = GRAD ? P::act_grad(L, hmd_act_keeps_output(L.act) ? a : z) * dz : A(0);
+    if (idt) {
+        a *= idt[o];
+        t *= idt[o];
+    }
+}
+
 /* One dense layer of an embedding net over `rows` (<= NB) rows, block-wide: vin [rows][n_in]
  * (and with GRAD, tin = d vin / ds, NULL meaning 1) to va [rows][n_out] (and ta), in scalar A
  * (the input In is double for the first layer). Each thread owns one output column for a group
@@ -137,7 +152,7 @@ __device__ void embed_layer(const hmd_cuda_layer &L, int rows, int n_in, const I
                             const A *tin, A *va, A *ta)
 {
     typedef precision<A> P;
-    const A *Lw = P::w(L), *Lb = P::b(L), *Lidt = P::idt(L);
+    const A *Lw = P::w(L), *Lb = P::b(L);
     const int n = L.n_out;
     const int groups = max(1, min(NB, (int)blockDim.x / n));
     const int per = (rows + groups - 1) / groups;
@@ -168,14 +183,8 @@ __device__ void embed_layer(const hmd_cuda_layer &L, int rows, int n_in, const I
                 break;
             }
             const size_t row = (size_t)(r0 + r);
-            A a = P::act(L, z[r]), da = A(0);
-            if (GRAD) {
-                da = P::act_grad(L, hmd_act_keeps_output(L.act) ? a : z[r]) * dz[r];
-            }
-            if (Lidt) {
-                a *= Lidt[o];
-                da *= Lidt[o];
-            }
+            A a, da;
+            layer_unit<GRAD>(L, o, z[r], dz[r], a, da);
             if (L.resnet != HMD_RESNET_NONE) {
                 const int oi = L.resnet == HMD_RESNET_SAME ? o : o % n_in;
                 a += A(vin[row * n_in + oi]);
@@ -477,6 +486,23 @@ __device__ double warp_sum(double v)
 
 /* Forces and virial from dE/dD (se_e2_a.c hmd_se_e2_a_backward, then dp_eval.c scatter_pass),
  * the embedding recomputed in scalar A. */
+/* dE/dd of a live slot (d = x_nb - x_i) from px = G gamma and py = dG/ds gamma (dE/dR = px,
+ * plus py . R on the s column), through R = (raw - avg) / std and jac = d raw / dd ([4][3]):
+ * the force on the neighbour is -gr, on the centre +gr. */
+__device__ void slot_grad(const double px[4], const double py[4], const double *R,
+                          const double *std, const double *jac, double gr[3])
+{
+    const double g[4] = {px[0] + (py[0] * R[0] + py[1] * R[1] + py[2] * R[2] + py[3] * R[3]), px[1],
+                         px[2], px[3]};
+    for (int q = 0; q < 3; q++) {
+        double v = 0.0;
+        for (int c = 0; c < 4; c++) {
+            v += g[c] / std[c] * jac[3 * c + q];
+        }
+        gr[q] = v;
+    }
+}
+
 template <typename A>
 __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const double *x,
                                     const int *type, const int *idx, const int *slots_all,
@@ -510,16 +536,7 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
     }
     for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
         const int a = e % M, c = e / M;
-        double v = 0.0;
-        for (int b = 0; b < M2; b++) {
-            v += dDs[a * M2 + b] * s.T[4 * b + c];
-        }
-        if (a < M2) {
-            for (int a2 = 0; a2 < M; a2++) {
-                v += dDs[a2 * M2 + a] * s.T[4 * a2 + c];
-            }
-        }
-        s.gamma[(size_t)c * M + a] = v * inv;
+        s.gamma[(size_t)c * M + a] = hmd_descriptor_grad_T(dDs, s.T, M, M2, a, c) * inv;
     }
     __syncthreads(); /* buf is the embedding's again */
     rows_of_centre(m, i, ti, slots, x, s, true);
@@ -546,19 +563,13 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
                 }
                 if (lane == 0) {
                     const int j = s.live[j0 + b0 + r], nb = slots[j];
-                    const double *R = s.R + 4 * j, *jac = s.jac + 12 * j;
-                    px[0] += py[0] * R[0] + py[1] * R[1] + py[2] * R[2] + py[3] * R[3];
-                    const double *std = m.dstd + ((size_t)ti * m.nnei + j) * 4;
                     double gr[3], d[3];
+                    slot_grad(px, py, s.R + 4 * j, m.dstd + ((size_t)ti * m.nnei + j) * 4,
+                              s.jac + 12 * j, gr);
                     for (int q = 0; q < 3; q++) {
-                        double v = 0.0;
-                        for (int c = 0; c < 4; c++) {
-                            v += px[c] / std[c] * jac[3 * c + q];
-                        }
-                        gr[q] = v;
                         d[q] = x[3 * nb + q] - x[3 * i + q];
-                        atomicAdd(&f[3 * nb + q], -v);
-                        fi[q] += v;
+                        atomicAdd(&f[3 * nb + q], -gr[q]);
+                        fi[q] += gr[q];
                     }
                     for (int a = 0; a < 3; a++) {
                         for (int b = 0; b < 3; b++) {
@@ -690,16 +701,11 @@ __global__ void slots_first_layer(size_t n, hmd_cuda_layer L, const double *s, O
     if (e >= n * L.n_out) {
         return;
     }
-    const A *w = P::w(L), *b = P::b(L), *idt = P::idt(L);
+    const A *w = P::w(L), *b = P::b(L);
     const size_t r = e / L.n_out;
     const int o = (int)(e % L.n_out);
-    const A z = A(s[r]) * w[o] + (b ? b[o] : A(0));
-    A a = P::act(L, z);
-    A t = P::act_grad(L, hmd_act_keeps_output(L.act) ? a : z) * w[o];
-    if (idt) {
-        a *= idt[o];
-        t *= idt[o];
-    }
+    A a, t;
+    layer_unit<true>(L, o, A(s[r]) * w[o] + (b ? b[o] : A(0)), w[o], a, t);
     if (L.resnet != HMD_RESNET_NONE) { /* n_in = 1: the input itself, and ds/ds = 1 */
         a += A(s[r]);
         t += A(1);
@@ -719,16 +725,11 @@ __global__ void slots_layer(size_t n, hmd_cuda_layer L, const A *in, const A *z,
     if (e >= n * L.n_out) {
         return;
     }
-    const A *b = P::b(L), *idt = P::idt(L);
+    const A *b = P::b(L);
     const size_t r = e / L.n_out, nt = n * L.n_out;
     const int o = (int)(e % L.n_out);
-    const A zv = z[e] + (b ? b[o] : A(0));
-    A a = P::act(L, zv);
-    A t = P::act_grad(L, hmd_act_keeps_output(L.act) ? a : zv) * z[nt + e];
-    if (idt) {
-        a *= idt[o];
-        t *= idt[o];
-    }
+    A a, t;
+    layer_unit<true>(L, o, z[e] + (b ? b[o] : A(0)), z[nt + e], a, t);
     if (L.resnet != HMD_RESNET_NONE) {
         const int oi = L.resnet == HMD_RESNET_SAME ? o : o % L.n_in;
         a += in[r * L.n_in + oi];
@@ -949,16 +950,8 @@ __global__ void slots_gamma(const hmd_cuda_model *mp, const double *T, const dou
     const double *Tr = T + (size_t)row * M * 4, *dDr = dD + (size_t)row * M * M2;
     for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
         const int a = e % M, c = e / M;
-        double v = 0.0;
-        for (int b = 0; b < M2; b++) {
-            v += dDr[a * M2 + b] * Tr[4 * b + c];
-        }
-        if (a < M2) {
-            for (int a2 = 0; a2 < M; a2++) {
-                v += dDr[a2 * M2 + a] * Tr[4 * a2 + c];
-            }
-        }
-        gamma[(size_t)row * 4 * M + (size_t)c * M + a] = v / m.nnei;
+        gamma[(size_t)row * 4 * M + (size_t)c * M + a] =
+            hmd_descriptor_grad_T(dDr, Tr, M, M2, a, c) / m.nnei;
     }
 }
 
@@ -982,20 +975,13 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
         const int nb = slots_all[(size_t)row * m.nnei + j];
         if (nb >= 0 && !m.exclude[ti * m.ntypes + tau]) {
             const size_t p = slot_index(m, rows, row, j, tau);
-            const double *Rp = R + 4 * p, *J = jac + 12 * p, *a = px + 4 * p, *b = py + 4 * p;
-            const double *std = m.dstd + ((size_t)ti * m.nnei + j) * 4;
-            double g[4] = {a[0], a[1], a[2], a[3]};
-            g[0] += b[0] * Rp[0] + b[1] * Rp[1] + b[2] * Rp[2] + b[3] * Rp[3];
             double gr[3], d[3];
+            slot_grad(px + 4 * p, py + 4 * p, R + 4 * p, m.dstd + ((size_t)ti * m.nnei + j) * 4,
+                      jac + 12 * p, gr);
             for (int q = 0; q < 3; q++) {
-                double v = 0.0;
-                for (int c = 0; c < 4; c++) {
-                    v += g[c] / std[c] * J[3 * c + q];
-                }
-                gr[q] = v;
                 d[q] = x[3 * nb + q] - x[3 * i + q];
-                atomicAdd(&f[3 * nb + q], -v);
-                atomicAdd(&f[3 * i + q], v);
+                atomicAdd(&f[3 * nb + q], -gr[q]);
+                atomicAdd(&f[3 * i + q], gr[q]);
             }
             if (i < ncount) {
                 for (int u = 0; u < 3; u++) {
@@ -1312,7 +1298,7 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
         }
         dp->cap_rows = rc ? 0 : (int)cap;
     }
-    if (!rc && dp->slots_path && !dp->dpa1 && dp->cap_rows > dp->cap_slot_rows) {
+    if (!rc && dp->slots_path && dp->cap_rows > dp->cap_slot_rows) {
         const size_t old = (size_t)dp->cap_slot_rows * g.nnei, n = (size_t)dp->cap_rows * g.nnei;
         int max_sel = 0;
         for (int t = 0; t < g.ntypes; t++) {

@@ -562,16 +562,7 @@ __global__ void k_gamma(dpa1_model g, const double *T, const double *dD, double 
     const double *Ti = T + (size_t)i * M * 4, *dDi = dD + (size_t)i * g.dim;
     for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
         const int a = e / 4, c = e % 4;
-        double v = 0.0;
-        for (int b = 0; b < M2; b++) {
-            v += dDi[a * M2 + b] * Ti[4 * b + c];
-        }
-        if (a < M2) {
-            for (int a2 = 0; a2 < M; a2++) {
-                v += dDi[a2 * M2 + a] * Ti[4 * a2 + c];
-            }
-        }
-        gamma[(size_t)i * M * 4 + e] = v / g.nnei;
+        gamma[(size_t)i * M * 4 + e] = hmd_descriptor_grad_T(dDi, Ti, M, M2, a, c) / g.nnei;
     }
 }
 

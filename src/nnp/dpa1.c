@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "nnp/descriptor_grad.h"
 #include "nnp/env_mat.h"
 #include "nnp/vmath.h"
 
@@ -591,19 +592,9 @@ void hmd_dpa1_backward(const struct hmd_dp_model *m, int i, int ti, const int *s
     layout(m, sc->buf, sc->ibuf, &s);
     const int n = forward(m, i, ti, slots, x, type, pad_table, &s, s.T, s.D);
     /* gamma[a][c] = dE/dT[a][c] / nnei, with D[a][b] = sum_c T[a][c] T[b][c] (b < M2) */
-    const double *Tm = s.T;
     for (int a = 0; a < M; a++) {
         for (int c = 0; c < 4; c++) {
-            double v = 0.0;
-            for (int b = 0; b < M2; b++) {
-                v += dD[a * M2 + b] * Tm[4 * b + c];
-            }
-            if (a < M2) {
-                for (int a2 = 0; a2 < M; a2++) {
-                    v += dD[a2 * M2 + a] * Tm[4 * a2 + c];
-                }
-            }
-            s.gamma[4 * a + c] = v / nnei;
+            s.gamma[4 * a + c] = hmd_descriptor_grad_T(dD, s.T, M, M2, a, c) / nnei;
         }
     }
     memset(grad, 0, sizeof(double) * 3 * nnei);

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 
+#include "nnp/descriptor_grad.h"
 #include "nnp/env_mat.h"
 #include "nnp/vmath.h"
 
@@ -281,16 +282,7 @@ void hmd_se_e2_a_backward(const struct hmd_dp_model *m, int i, int ti, const int
     const double inv_nnei = 1.0 / se->nnei;
     for (int a = 0; a < M; a++) {
         for (int c = 0; c < 4; c++) {
-            double v = 0.0;
-            for (int b = 0; b < M2; b++) {
-                v += dD[a * M2 + b] * T[4 * b + c];
-            }
-            if (a < M2) {
-                for (int a2 = 0; a2 < M; a2++) {
-                    v += dD[a2 * M2 + a] * T[4 * a2 + c];
-                }
-            }
-            s->gamma[(size_t)c * M + a] = v * inv_nnei;
+            s->gamma[(size_t)c * M + a] = hmd_descriptor_grad_T(dD, T, M, M2, a, c) * inv_nnei;
         }
     }
     memset(grad, 0, sizeof(double) * 3 * se->nnei);
