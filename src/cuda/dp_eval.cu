@@ -803,7 +803,7 @@ __device__ void fused_layer(const hmd_cuda_layer &L, int rows, int ld, const A *
                             double *g, size_t n, size_t row0)
 {
     typedef precision<A> P;
-    const A *w = P::w(L), *b = P::b(L), *idt = P::idt(L);
+    const A *w = P::w(L), *b = P::b(L);
     const int n_in = L.n_in, n_out = L.n_out, groups = (rows + FUSED_RG - 1) / FUSED_RG;
     const A *in_t = in + (size_t)n_in * ld;
     for (int e = threadIdx.x; e < n_out * groups; e += blockDim.x) {
@@ -830,12 +830,8 @@ __device__ void fused_layer(const hmd_cuda_layer &L, int rows, int ld, const A *
 #pragma unroll
         for (int i = 0; i < FUSED_RG; i++) { /* rows up to the group's end stay defined */
             const int r = r0 + i;
-            A a = P::act(L, z[i]);
-            A t = P::act_grad(L, hmd_act_keeps_output(L.act) ? a : z[i]) * dz[i];
-            if (idt) {
-                a *= idt[o];
-                t *= idt[o];
-            }
+            A a, t;
+            layer_unit<true>(L, o, z[i], dz[i], a, t);
             if (L.resnet != HMD_RESNET_NONE) {
                 a += in[(size_t)oi * ld + r];
                 t += in_t[(size_t)oi * ld + r];
@@ -870,18 +866,13 @@ __global__ void __launch_bounds__(FUSED_MAX_THREADS)
     const int rows = (int)min((size_t)tile, n - row0);
     { /* the first layer (1 -> n_out), elementwise; rows beyond the end get s = 0 */
         const hmd_cuda_layer &L = net.L[0];
-        const A *w = P::w(L), *b = P::b(L), *idt = P::idt(L);
+        const A *w = P::w(L), *b = P::b(L);
         const int n_out = L.n_out;
         for (int e = threadIdx.x; e < n_out * tile; e += blockDim.x) {
             const int o = e / tile, r = e % tile;
             const A x = r < rows ? A(s[row0 + r]) : A(0);
-            const A z = x * w[o] + (b ? b[o] : A(0));
-            A a = P::act(L, z);
-            A t = P::act_grad(L, hmd_act_keeps_output(L.act) ? a : z) * w[o];
-            if (idt) {
-                a *= idt[o];
-                t *= idt[o];
-            }
+            A a, t;
+            layer_unit<true>(L, o, x * w[o] + (b ? b[o] : A(0)), w[o], a, t);
             if (L.resnet != HMD_RESNET_NONE) { /* n_in = 1: the input itself, and ds/ds = 1 */
                 a += x;
                 t += A(1);
