@@ -691,52 +691,202 @@ __global__ void slots_env(const hmd_cuda_model *mp, int rows, const double *x, c
     }
 }
 
-/* The first layer (1 -> n_out) of n inputs s, in scalar A: values into out[0 .. n) and
- * tangents d/ds into out[n .. 2n) (rows of n_out). */
-template <typename A, typename Out>
-__global__ void slots_first_layer(size_t n, hmd_cuda_layer L, const double *s, Out *out)
+/* The first layer (1 -> n_out) of n inputs s in double, layer by layer: values into
+ * out[0 .. n) and tangents d/ds into out[n .. 2n) (rows of n_out). */
+__global__ void slots_first_layer(size_t n, hmd_cuda_layer L, const double *s, double *out)
 {
-    typedef precision<A> P;
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n * L.n_out) {
         return;
     }
-    const A *w = P::w(L), *b = P::b(L);
     const size_t r = e / L.n_out;
     const int o = (int)(e % L.n_out);
-    A a, t;
-    layer_unit<true>(L, o, A(s[r]) * w[o] + (b ? b[o] : A(0)), w[o], a, t);
+    double a, t;
+    layer_unit<true>(L, o, s[r] * L.w[o] + (L.b ? L.b[o] : 0.0), L.w[o], a, t);
     if (L.resnet != HMD_RESNET_NONE) { /* n_in = 1: the input itself, and ds/ds = 1 */
-        a += A(s[r]);
-        t += A(1);
+        a += s[r];
+        t += 1.0;
     }
-    out[e] = Out(a);
-    out[n * L.n_out + e] = Out(t);
+    out[e] = a;
+    out[n * L.n_out + e] = t;
 }
 
 /* After the product z = in W over the stacked rows (values [0, n), tangents [n, 2n)), in
- * scalar A: values act(z + b) idt + skip, tangents act'(.) (t W) idt + skip, into out (which
+ * double: values act(z + b) idt + skip, tangents act'(.) (t W) idt + skip, into out (which
  * may be z itself). */
-template <typename A, typename Out>
-__global__ void slots_layer(size_t n, hmd_cuda_layer L, const A *in, const A *z, Out *out)
+__global__ void slots_layer(size_t n, hmd_cuda_layer L, const double *in, const double *z,
+                            double *out)
 {
-    typedef precision<A> P;
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n * L.n_out) {
         return;
     }
-    const A *b = P::b(L);
     const size_t r = e / L.n_out, nt = n * L.n_out;
     const int o = (int)(e % L.n_out);
-    A a, t;
-    layer_unit<true>(L, o, z[e] + (b ? b[o] : A(0)), z[nt + e], a, t);
+    double a, t;
+    layer_unit<true>(L, o, z[e] + (L.b ? L.b[o] : 0.0), z[nt + e], a, t);
     if (L.resnet != HMD_RESNET_NONE) {
         const int oi = L.resnet == HMD_RESNET_SAME ? o : o % L.n_in;
         a += in[r * L.n_in + oi];
         t += in[n * L.n_in + r * L.n_in + oi];
     }
-    out[e] = Out(a);
-    out[nt + e] = Out(t);
+    out[e] = a;
+    out[nt + e] = t;
+}
+
+/* ---- precision = mixed: the whole embedding net in one kernel, a tile of slots per block ----
+ * The activations of a tile stay in shared memory (fp32) from the first layer to the last, so
+ * only s is read and G (values and tangents, in double) written; the products run as fp32 FMAs,
+ * at twice the FP64 rate. (In double, layer-by-layer DGEMMs on the FP64 tensor cores are faster:
+ * 10.0 against 12.9 ms per step at 12,288 atoms on an H200.) A buffer holds a layer's values
+ * [width][ld] then its tangents [width][ld], column q of row r at q ld + r: a thread owns one
+ * output column and FUSED_RG rows and reads its rows of each input column as 16-byte vectors. */
+
+constexpr int FUSED_RG = 8; /* rows per thread */
+constexpr int FUSED_MAX_THREADS = 512;
+constexpr size_t FUSED_MAX_SMEM = 200 << 10;
+
+/* Row stride of a buffer of `tile` rows: 16-byte aligned, and not a multiple of
+ * 32 banks, so that the threads of a warp writing different columns spread over banks. */
+__host__ __device__ int fused_ld(int tile)
+{
+    return tile + (int)(16 / sizeof(float));
+}
+
+/* Shared memory of slots_embed_fused: two buffers of values and tangents. */
+size_t fused_smem_bytes(int tile, int max_width)
+{
+    return 2 * 2 * (size_t)max_width * fused_ld(tile) * sizeof(float);
+}
+
+/* Rows of a block of slots_embed_fused: 32, or 16 or 8 where wide layers leave no room; 0
+ * when even 8 do not fit (the per-centre kernels then run the model). */
+int fused_tile(int max_width)
+{
+    for (int tile = 32; tile >= FUSED_RG; tile /= 2) {
+        if (fused_smem_bytes(tile, max_width) <= FUSED_MAX_SMEM) {
+            return tile;
+        }
+    }
+    return 0;
+}
+
+/* Threads of a block of slots_embed_fused: one per column and group of FUSED_RG rows of the
+ * widest layer, in whole warps, at most FUSED_MAX_THREADS. */
+int fused_threads(int max_width, int tile)
+{
+    const int want = max_width * (tile / FUSED_RG);
+    return std::min(FUSED_MAX_THREADS, (want + 31) / 32 * 32);
+}
+
+/* Rows r0 .. r0 + FUSED_RG of column p (16-byte aligned) into v. */
+__device__ void load_rows(const float *p, float (&v)[FUSED_RG])
+{
+    static_assert(FUSED_RG * sizeof(float) % 16 == 0, "rows of a thread: whole 16-byte vectors");
+#pragma unroll
+    for (int i = 0; i < (int)(FUSED_RG * sizeof(float) / 16); i++) {
+        const int4 x = reinterpret_cast<const int4 *>(p)[i];
+        memcpy(&v[i * 16 / sizeof(float)], &x, 16);
+    }
+}
+
+/* One layer (n_in > 1) of the tile: in (values then tangents, n_in columns) to the buffer out,
+ * or, when g is not NULL, to G: values at g[(row0 + r) M + o], tangents n M further. */
+__device__ void fused_layer(const hmd_cuda_layer &L, int rows, int ld, const float *in, float *out,
+                            double *g, size_t n, size_t row0)
+{
+    typedef precision<float> P;
+    const float *w = P::w(L), *b = P::b(L);
+    const int n_in = L.n_in, n_out = L.n_out, groups = (rows + FUSED_RG - 1) / FUSED_RG;
+    const float *in_t = in + (size_t)n_in * ld;
+    for (int e = threadIdx.x; e < n_out * groups; e += blockDim.x) {
+        const int o = e % n_out, r0 = (e / n_out) * FUSED_RG;
+        float z[FUSED_RG], dz[FUSED_RG];
+        const float bias = b ? b[o] : float(0);
+#pragma unroll
+        for (int i = 0; i < FUSED_RG; i++) {
+            z[i] = bias;
+            dz[i] = float(0);
+        }
+        for (int q = 0; q < n_in; q++) {
+            const float wq = w[(size_t)q * n_out + o];
+            float v[FUSED_RG], t[FUSED_RG];
+            load_rows(in + (size_t)q * ld + r0, v);
+            load_rows(in_t + (size_t)q * ld + r0, t);
+#pragma unroll
+            for (int i = 0; i < FUSED_RG; i++) {
+                z[i] += v[i] * wq;
+                dz[i] += t[i] * wq;
+            }
+        }
+        const int oi = L.resnet == HMD_RESNET_SAME ? o : o % n_in;
+#pragma unroll
+        for (int i = 0; i < FUSED_RG; i++) { /* rows up to the group's end stay defined */
+            const int r = r0 + i;
+            float a, t;
+            layer_unit<true>(L, o, z[i], dz[i], a, t);
+            if (L.resnet != HMD_RESNET_NONE) {
+                a += in[(size_t)oi * ld + r];
+                t += in_t[(size_t)oi * ld + r];
+            }
+            if (g) {
+                if (r < rows) {
+                    g[(row0 + r) * n_out + o] = a;
+                    g[(n + row0 + r) * n_out + o] = t;
+                }
+            } else {
+                out[(size_t)o * ld + r] = a;
+                out[((size_t)n_out + o) * ld + r] = t;
+            }
+        }
+    }
+}
+
+/* Embedding net k of the model over the n inputs s, `tile` rows per block, in fp32: values
+ * into out[0, n M) and tangents into out[n M, 2 n M) (double), as slots_embed. */
+__global__ void __launch_bounds__(FUSED_MAX_THREADS)
+    slots_embed_fused(const hmd_cuda_model *mp, int k, size_t n, int tile, const double *s,
+                      double *out)
+{
+    typedef precision<float> P;
+    extern __shared__ __align__(16) unsigned char fused_raw[];
+    const hmd_cuda_net &net = mp->emb[k];
+    const int ld = fused_ld(tile);
+    float *const buf0 = reinterpret_cast<float *>(fused_raw), *const buf1 =
+                                                                  buf0 +
+                                                                  2 * (size_t)mp->max_width * ld;
+    const size_t row0 = (size_t)blockIdx.x * tile;
+    const int rows = (int)min((size_t)tile, n - row0);
+    { /* the first layer (1 -> n_out), elementwise; rows beyond the end get s = 0 */
+        const hmd_cuda_layer &L = net.L[0];
+        const float *w = P::w(L), *b = P::b(L);
+        const int n_out = L.n_out;
+        for (int e = threadIdx.x; e < n_out * tile; e += blockDim.x) {
+            const int o = e / tile, r = e % tile;
+            const float x = r < rows ? float(s[row0 + r]) : float(0);
+            float a, t;
+            layer_unit<true>(L, o, x * w[o] + (b ? b[o] : float(0)), w[o], a, t);
+            if (L.resnet != HMD_RESNET_NONE) { /* n_in = 1: the input itself, and ds/ds = 1 */
+                a += x;
+                t += float(1);
+            }
+            if (net.nlayers == 1) {
+                if (r < rows) {
+                    out[(row0 + r) * n_out + o] = a;
+                    out[(n + row0 + r) * n_out + o] = t;
+                }
+            } else {
+                buf0[(size_t)o * ld + r] = a;
+                buf0[((size_t)n_out + o) * ld + r] = t;
+            }
+        }
+    }
+    for (int l = 1; l < net.nlayers; l++) {
+        __syncthreads();
+        const bool last = l == net.nlayers - 1;
+        fused_layer(net.L[l], rows, ld, l & 1 ? buf0 : buf1, l & 1 ? buf1 : buf0, last ? out : NULL,
+                    n, row0);
+    }
 }
 
 /* T of each row += the padding's share of every block (descriptor_forward's pad term), then D
@@ -869,6 +1019,7 @@ struct hmd_cuda_dp {
     /* se_e2_a over all slots (slots_setting): per slot of a chunk s, R, dR/dd, the
      * embedding's value and tangent, and px, py; two layer buffers and gamma */
     bool slots_path;
+    int fused_tile; /* mixed: rows per block of slots_embed_fused; 0 in double (layer by layer) */
     int cap_slot_rows;
     double *slot_s, *slot_R, *slot_jac, *slot_G, *slot_pxy, *emb_a, *emb_b, *gamma;
 };
@@ -955,6 +1106,15 @@ template <typename A> int allow_shared_memory(const hmd_cuda_model &g)
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fwd));
     HMD_CUDA_CHECK(cudaFuncSetAttribute(descriptor_backward<A>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bwd));
+    return HMD_OK;
+}
+
+/* Lets slots_embed_fused have the shared memory of its tile. */
+int allow_fused(int max_width, int tile)
+{
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(slots_embed_fused,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)fused_smem_bytes(tile, max_width)));
     return HMD_OK;
 }
 
@@ -1119,8 +1279,9 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
         for (int t = 0; t < g.ntypes; t++) {
             max_sel = std::max(max_sel, g.sel[t]);
         }
-        const size_t emb_old = 2 * (size_t)dp->cap_slot_rows * max_sel * g.max_width;
-        const size_t emb = 2 * (size_t)dp->cap_rows * max_sel * g.max_width;
+        /* the layer buffers of slots_embed, unless the fused kernel keeps them on chip */
+        const size_t emb_row = dp->fused_tile ? 0 : 2 * (size_t)max_sel * g.max_width;
+        const size_t emb_old = emb_row * dp->cap_slot_rows, emb = emb_row * dp->cap_rows;
         rc = device_array(dp, &dp->slot_s, old, n);
         rc = rc ? rc : device_array(dp, &dp->slot_R, 4 * old, 4 * n);
         rc = rc ? rc : device_array(dp, &dp->slot_jac, 12 * old, 12 * n);
@@ -1244,6 +1405,12 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
         dp->slots_path = dp->slots_path && !dp->dpa1 && !dp->model.compressed &&
                          (dp->model.type_one_side || m->nfit == m->ntypes);
         dp->chunk_rows = chunk_rows_setting(dp->slots_path ? SLOT_CHUNK_ROWS : CHUNK_ROWS);
+        /* in mixed the embedding over all slots is the fused kernel, which must fit */
+        dp->fused_tile = dp->slots_path && mixed ? fused_tile(dp->model.max_width) : 0;
+        dp->slots_path = dp->slots_path && (!mixed || dp->fused_tile);
+        if (!rc && dp->fused_tile) {
+            rc = allow_fused(dp->model.max_width, dp->fused_tile);
+        }
     }
     if (rc) {
         hmd_cuda_dp_destroy(dp);
@@ -1381,8 +1548,7 @@ int batched(hmd_cuda_dp *dp, cublasOperation_t ta, cublasOperation_t tb, int m, 
     return HMD_OK;
 }
 
-/* C = A B for column-major A [m][k] (lda m) and B [k][n] (ldb k), in double or float (plain
- * fp32: cuBLAS's default math mode leaves TF32 off). */
+/* C = A B for column-major A [m][k] (lda m) and B [k][n] (ldb k), in double. */
 cublasStatus_t gemm_nn(cublasHandle_t h, int m, int n, int k, const double *A, const double *B,
                        double *C)
 {
@@ -1390,50 +1556,49 @@ cublasStatus_t gemm_nn(cublasHandle_t h, int m, int n, int k, const double *A, c
     return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m);
 }
 
-cublasStatus_t gemm_nn(cublasHandle_t h, int m, int n, int k, const float *A, const float *B,
-                       float *C)
+/* Embedding net k over the n inputs s in double, layer by layer (DGEMMs through the layer
+ * buffers): values into out[0, n M) and tangents into out[n M, 2 n M). */
+int slots_embed_layers(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
 {
-    const float one = 1.0f, zero = 0.0f;
-    return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m);
-}
-
-/* Embedding net k over the n inputs s in scalar A: values into out[0, n M) and tangents into
- * out[n M, 2 n M) (double) through the layer buffers (used as arrays of A). */
-template <typename A>
-int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
-{
-    typedef precision<A> P;
     const hmd_cuda_net &net = dp->model.emb[k];
     const int T = 256;
-    A *in = NULL, *next = (A *)dp->emb_a;
+    double *in = NULL, *next = dp->emb_a;
     for (int l = 0; l < net.nlayers; l++) {
         const hmd_cuda_layer &L = net.L[l];
         const bool last = l == net.nlayers - 1;
         const unsigned blocks = blocks_for(n * L.n_out, T);
         if (l == 0) {
-            if (last) {
-                slots_first_layer<A><<<blocks, T, 0, dp->stream>>>(n, L, s, out);
-            } else {
-                slots_first_layer<A><<<blocks, T, 0, dp->stream>>>(n, L, s, next);
-            }
+            slots_first_layer<<<blocks, T, 0, dp->stream>>>(n, L, s, last ? out : next);
             HMD_CUDA_LAUNCHED("slots_first_layer");
         } else {
-            /* the product goes to the output itself in double, else to the free buffer */
-            A *z = last && sizeof(A) == sizeof(double) ? (A *)out : next;
-            if (gemm_nn(dp->blas, L.n_out, (int)(2 * n), L.n_in, P::w(L), in, z) !=
+            /* the last product goes to the output itself */
+            double *z = last ? out : next;
+            if (gemm_nn(dp->blas, L.n_out, (int)(2 * n), L.n_in, L.w, in, z) !=
                 CUBLAS_STATUS_SUCCESS) {
                 return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: embedding layer %d failed", l);
             }
-            if (last) {
-                slots_layer<A><<<blocks, T, 0, dp->stream>>>(n, L, in, z, out);
-            } else {
-                slots_layer<A><<<blocks, T, 0, dp->stream>>>(n, L, in, z, z);
-            }
+            slots_layer<<<blocks, T, 0, dp->stream>>>(n, L, in, z, z);
             HMD_CUDA_LAUNCHED("slots_layer");
         }
         in = next;
-        next = next == (A *)dp->emb_a ? (A *)dp->emb_b : (A *)dp->emb_a;
+        next = next == dp->emb_a ? dp->emb_b : dp->emb_a;
     }
+    return HMD_OK;
+}
+
+/* Embedding net k over the n inputs s with the embedding in scalar A: values into
+ * out[0, n M) and tangents into out[n M, 2 n M) (double); fp32 in one fused kernel, double
+ * layer by layer. */
+template <typename A>
+int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
+{
+    if (sizeof(A) == sizeof(double)) {
+        return slots_embed_layers(dp, k, n, s, out);
+    }
+    const int tile = dp->fused_tile, w = dp->model.max_width;
+    slots_embed_fused<<<blocks_for(n, tile), fused_threads(w, tile), fused_smem_bytes(tile, w),
+                        dp->stream>>>(dp->d_model, k, n, tile, s, out);
+    HMD_CUDA_LAUNCHED("slots_embed_fused");
     return HMD_OK;
 }
 
