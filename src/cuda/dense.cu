@@ -4,8 +4,11 @@
  * thread per element. */
 #include "cuda/cuda_internal.cuh"
 
-__global__ void hmd_cuda_dense_forward(size_t rows, hmd_cuda_layer L, const double *x, double *y,
-                                       double *kept)
+namespace
+{
+
+template <typename V>
+__device__ void dense_forward(size_t rows, const hmd_cuda_layer &L, const V *x, V *y, V *kept)
 {
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= rows * L.n_out) {
@@ -13,38 +16,77 @@ __global__ void hmd_cuda_dense_forward(size_t rows, hmd_cuda_layer L, const doub
     }
     const int o = (int)(e % L.n_out);
     const size_t r = e / L.n_out;
-    const double z = y[e] + (L.b ? L.b[o] : 0.0);
+    const double z = (double)y[e] + (L.b ? L.b[o] : 0.0);
     double a = hmd_act(L.act, &L.silut, z);
     kept[e] = hmd_act_keeps_output(L.act) ? a : z;
     if (L.idt) {
         a *= L.idt[o];
     }
     if (L.resnet != HMD_RESNET_NONE) {
-        a += x[r * L.n_in + (L.resnet == HMD_RESNET_SAME ? o : o % L.n_in)];
+        a += (double)x[r * L.n_in + (L.resnet == HMD_RESNET_SAME ? o : o % L.n_in)];
     }
     y[e] = a;
 }
 
-__global__ void hmd_cuda_dense_backward_dz(size_t rows, hmd_cuda_layer L, const double *kept,
-                                           const double *g, double *dz)
+template <typename V>
+__device__ void dense_backward_dz(size_t rows, const hmd_cuda_layer &L, const V *kept, const V *g,
+                                  V *dz)
 {
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (e < rows * L.n_out) {
         const int o = (int)(e % L.n_out);
-        dz[e] = hmd_act_grad(L.act, &L.silut, kept[e]) * (L.idt ? g[e] * L.idt[o] : g[e]);
+        const double ge = g[e];
+        dz[e] = hmd_act_grad(L.act, &L.silut, kept[e]) * (L.idt ? ge * L.idt[o] : ge);
     }
 }
 
-__global__ void hmd_cuda_dense_backward_skip(size_t rows, hmd_cuda_layer L, const double *g,
-                                             double *dx)
+template <typename V>
+__device__ void dense_backward_skip(size_t rows, const hmd_cuda_layer &L, const V *g, V *dx)
 {
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (e < rows * L.n_in) {
         const size_t r = e / L.n_in;
         const int q = (int)(e % L.n_in);
-        const double *gr = g + r * L.n_out;
-        dx[e] += L.resnet == HMD_RESNET_DOUBLE ? gr[q] + gr[q + L.n_in] : gr[q];
+        const V *gr = g + r * L.n_out;
+        dx[e] =
+            (double)dx[e] + (L.resnet == HMD_RESNET_DOUBLE ? (double)gr[q] + (double)gr[q + L.n_in]
+                                                           : (double)gr[q]);
     }
+}
+
+} // namespace
+
+/* One kernel per scalar (nvcc's whole-program mode does not let another translation unit
+ * launch a __global__ template). */
+__global__ void hmd_cuda_dense_forward(size_t rows, hmd_cuda_layer L, const double *x, double *y,
+                                       double *kept)
+{
+    dense_forward(rows, L, x, y, kept);
+}
+__global__ void hmd_cuda_dense_forward(size_t rows, hmd_cuda_layer L, const float *x, float *y,
+                                       float *kept)
+{
+    dense_forward(rows, L, x, y, kept);
+}
+__global__ void hmd_cuda_dense_backward_dz(size_t rows, hmd_cuda_layer L, const double *kept,
+                                           const double *g, double *dz)
+{
+    dense_backward_dz(rows, L, kept, g, dz);
+}
+__global__ void hmd_cuda_dense_backward_dz(size_t rows, hmd_cuda_layer L, const float *kept,
+                                           const float *g, float *dz)
+{
+    dense_backward_dz(rows, L, kept, g, dz);
+}
+__global__ void hmd_cuda_dense_backward_skip(size_t rows, hmd_cuda_layer L, const double *g,
+                                             double *dx)
+{
+    dense_backward_skip(rows, L, g, dx);
+}
+__global__ void hmd_cuda_dense_backward_skip(size_t rows, hmd_cuda_layer L, const float *g,
+                                             float *dx)
+{
+    dense_backward_skip(rows, L, g, dx);
 }
 
 int hmd_cuda_upload(hmd_cuda_weights *w, const void *src, size_t bytes, const void **dst)

@@ -1092,7 +1092,7 @@ int upload_dpa1(hmd_cuda_dp *dp, const hmd_dp_model *m)
     g = hmd_cuda_model{};
     g.ntypes = m->ntypes;
     energy_terms(m, g);
-    int rc = hmd_cuda_dpa1_create(&dp->dpa1, m);
+    int rc = hmd_cuda_dpa1_create(&dp->dpa1, m, dp->mixed);
     rc = rc ? rc : upload_fitting(dp, m);
     return rc ? rc : hmd_cuda_upload(&dp->weights, &g, sizeof g, (const void **)&dp->d_model);
 }
@@ -1123,10 +1123,6 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
     const hmd_se_e2_a *se = &m->se;
     hmd_cuda_model &g = dp->model;
     const int nt = m->ntypes;
-    const int model_rc = dp->mixed ? hmd_model_check_mixed(m) : HMD_OK;
-    if (model_rc) {
-        return model_rc;
-    }
     if (m->kind == HMD_DESCRIPTOR_DPA1) {
         return upload_dpa1(dp, m);
     }

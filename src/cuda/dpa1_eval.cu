@@ -1,5 +1,12 @@
-/* DPA-1 (se_atten, se_atten_v2) descriptor on the GPU in double: the twin of nnp/dpa1.c (read
- * its header comment for the mathematics; the names here follow it).
+/* DPA-1 (se_atten, se_atten_v2) descriptor on the GPU: the twin of nnp/dpa1.c (read its header
+ * comment for the mathematics; the names here follow it).
+ *
+ * Precision. The network's arrays (embedding activations, q, k, v, scores, attention weights,
+ * layer-norm state and their gradients) are stored in a scalar V: double, or float with
+ * precision = mixed, whose products are then cuBLAS SGEMMs (plain fp32) on fp32 copies of the
+ * weights. Every kernel computes in double whatever it stores; the geometry (R, switch,
+ * directions), the contractions T = G^T R and their gradients, forces and virial stay in double,
+ * G being copied to double for them.
  *
  * Layout. Every centre atom owns nnei rows, one per neighbour slot in the CPU's slot order
  * (nearest first), so the rows of all atoms form one matrix of nlocal * nnei rows for the dense
@@ -21,6 +28,7 @@
 #include "cuda/dpa1_eval.cuh"
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 extern "C" {
@@ -56,58 +64,64 @@ struct dpa1_model {
 
 /* One attention layer on the device (weights row-major [n_in][n_out] as on the host). */
 struct attn_layer {
-    const double *w_in, *b_in;   /* [M][3H], [3H] or NULL */
-    const double *w_out, *b_out; /* [H][M], [M] or NULL */
-    const double *ln_w, *ln_b;   /* [M] */
+    const double *w_in, *b_in;     /* [M][3H], [3H] or NULL */
+    const double *w_out, *b_out;   /* [H][M], [M] or NULL */
+    const float *w_in_f, *w_out_f; /* fp32 copies (precision = mixed), or NULL */
+    const double *ln_w, *ln_b;     /* [M] */
     double ln_eps;
 };
 
-/* What the forward keeps of attention layer l, per row (rows of atom i at i * nnei). */
-struct layer_keep {
-    double *qkv;   /* [rows][3H] q, k, v normalised (if `normalize`) and scaled (q) */
+/* What the forward keeps of attention layer l, per row (rows of atom i at i * nnei); network
+ * arrays in scalar V. */
+template <typename V> struct layer_keep {
+    V *qkv;        /* [rows][3H] q, k, v normalised (if `normalize`) and scaled (q) */
     double *qkvn;  /* [rows][3] norms of the raw q, k, v (1 without normalize) */
-    double *S;     /* [atoms][nnei][nnei] scores q . k */
-    double *A;     /* [atoms][nnei][nnei] softmax weights, 0 outside live x live */
-    double *zhat;  /* [rows][M] normalised residual sums */
+    V *S;          /* [atoms][nnei][nnei] scores q . k */
+    V *A;          /* [atoms][nnei][nnei] softmax weights, 0 outside live x live */
+    V *zhat;       /* [rows][M] normalised residual sums */
     double *sigma; /* [rows] sqrt(var + eps) */
 };
 
-/* Device scratch for `cap` atoms, carved from one allocation (carve()). */
-struct scratch {
+/* Device scratch for `cap` atoms, carved from one allocation (carve()); network arrays in
+ * scalar V. */
+template <typename V> struct scratch {
     /* kept from forward to backward */
-    int *slots;       /* [cap][nnei] neighbour index, or -1 for an empty slot */
-    int *live;        /* [cap][nnei] 1: real neighbour, not excluded */
-    int *tj;          /* [cap][nnei] neighbour type; ntypes (zero embedding) if not live */
-    int *filled;      /* [cap] occupied slots (real or excluded) */
-    int *nlive;       /* [cap] live rows */
-    double *R;        /* [rows][4] normalised environment row, 0 if not live */
-    double *sw;       /* [rows] switch s(r), 0 if not live */
-    double *rhat;     /* [rows][3] R[1:4] / max(|R[1:4]|, 1e-12) */
-    double *unorm;    /* [rows] |R[1:4]| */
-    double *emb_kept; /* [layers][rows][n_out] activation state (network), or [rows][M] dg/dx
-                         (table) */
-    double *gs;       /* strip: [rows][M] embedding output g_s */
-    double *G;        /* [rows][M] attention input, then the descriptor's G */
-    layer_keep layer[HMD_CUDA_MAX_LAYERS];
+    int *slots;    /* [cap][nnei] neighbour index, or -1 for an empty slot */
+    int *live;     /* [cap][nnei] 1: real neighbour, not excluded */
+    int *tj;       /* [cap][nnei] neighbour type; ntypes (zero embedding) if not live */
+    int *filled;   /* [cap] occupied slots (real or excluded) */
+    int *nlive;    /* [cap] live rows */
+    double *R;     /* [rows][4] normalised environment row, 0 if not live */
+    double *sw;    /* [rows] switch s(r), 0 if not live */
+    double *rhat;  /* [rows][3] R[1:4] / max(|R[1:4]|, 1e-12) */
+    double *unorm; /* [rows] |R[1:4]| */
+    V *emb_kept;   /* [layers][rows][n_out] activation state (network), or [rows][M] dg/dx
+                      (table) */
+    V *gs;         /* strip: [rows][M] embedding output g_s */
+    V *G;          /* [rows][M] attention input, then the descriptor's G */
+    double *Gd;    /* [rows][M] G in double for the contractions (G itself when V is double) */
+    layer_keep<V> layer[HMD_CUDA_MAX_LAYERS];
     double *T;     /* [cap][M][4] */
     double *gamma; /* [cap][M][4] dE/dT / nnei */
     double *dR;    /* [rows][4] dE/dR through T (then the force kernel adds the rest) */
     double *dsw;   /* [rows] dE/d sw */
     double *drhat; /* [rows][3] dE/d rhat */
     /* temporaries of one phase */
-    double *dY, *dX; /* [rows][M] */
-    double *dO;      /* [rows][H]: O (forward), dE/dO (backward) */
-    double *dA;      /* [cap][nnei][nnei] dE/dA', then dE/dS */
-    double *Ap;      /* [cap][nnei][nnei] A' = A F */
+    V *dY, *dX;      /* [rows][M] */
+    double *dGd;     /* [rows][M] dE/dG from T in double (dY itself when V is double) */
+    V *dO;           /* [rows][H]: O (forward), dE/dO (backward) */
+    V *dA;           /* [cap][nnei][nnei] dE/dA', then dE/dS */
+    V *Ap;           /* [cap][nnei][nnei] A' = A F */
     double *Cd, *Cs; /* [cap][nnei][nnei] pair coefficients of dE/d rhat and dE/d sw */
-    double *dQKV;    /* [rows][3H] */
-    double *e[3];    /* [rows][wmax] embedding work (over dO .. dQKV) */
+    V *dQKV;         /* [rows][3H] */
+    V *e[3];         /* [rows][wmax] embedding work (over dO .. dQKV) */
 };
 
 } // namespace
 
 struct hmd_cuda_dpa1 {
     dpa1_model g;                   /* kernel argument; arrays in `weights` */
+    bool mixed;                     /* precision = mixed: network arrays in fp32 (sf) */
     hmd_cuda_net emb;               /* the embedding net (unless compressed) */
     std::vector<attn_layer> layers; /* [nlayers] */
     int nlayers;
@@ -118,8 +132,9 @@ struct hmd_cuda_dpa1 {
     double *buf;              /* scratch */
     size_t buf_bytes;
     unsigned long generation; /* scratch allocations so far */
-    scratch s;
-    size_t select_smem; /* dynamic shared memory k_select may use */
+    scratch<double> sd;       /* the scratch in double, */
+    scratch<float> sf;        /* or in mixed precision */
+    size_t select_smem;       /* dynamic shared memory k_select may use */
 };
 
 namespace
@@ -305,9 +320,10 @@ __global__ void k_select(dpa1_model g, const double *x, const int *type, const i
 /* Per row (atom i, slot j): live flag, neighbour type, R, switch, direction (dpa1.c
  * gather_neighbors) and the embedding input [R0, TE[tj], TE[ti]] or [R0] (embedding_input) into
  * in [rows][ke]. */
+template <typename V>
 __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *type, const int *slots,
                       int *live, int *tj_out, double *R, double *sw, double *rhat, double *unorm,
-                      double *in)
+                      V *in)
 {
     const size_t e = thread_index();
     if (e >= rows) {
@@ -346,7 +362,7 @@ __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *typ
     }
     sw[e] = s;
     unorm[e] = un;
-    double *row = in + e * g.ke;
+    V *row = in + e * g.ke;
     row[0] = Rr[0];
     if (!g.strip) {
         const int Td = g.tebd_dim;
@@ -359,9 +375,10 @@ __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *typ
     }
 }
 
-/* Compressed embedding: y [rows][M] and dy = dy/ds from the table at s = in[rows]
- * (tabulate.h hmd_emb_table_eval). */
-__global__ void k_table_forward(dpa1_model g, size_t rows, const double *in, double *y, double *dy)
+/* Compressed embedding: y [rows][M] and dy = dy/ds from the table at s = R0 of each row (R
+ * [rows][4], tabulate.h hmd_emb_table_eval). */
+template <typename V>
+__global__ void k_table_forward(dpa1_model g, size_t rows, const double *R, V *y, V *dy)
 {
     const size_t e = thread_index();
     const int M = g.M;
@@ -371,7 +388,7 @@ __global__ void k_table_forward(dpa1_model g, size_t rows, const double *in, dou
     const size_t r = e / M;
     const int o = (int)(e % M);
     double xr, delta;
-    const int i = hmd_emb_table_locate(&g.table, in[r], &xr, &delta);
+    const int i = hmd_emb_table_locate(&g.table, R[4 * r], &xr, &delta);
     const double *a0 = g.table.coef + (size_t)i * 6 * M;
     const double *a1 = a0 + M, *a2 = a1 + M, *a3 = a2 + M, *a4 = a3 + M, *a5 = a4 + M;
     const double p = a0[o] + (a1[o] + (a2[o] + (a3[o] + (a4[o] + a5[o] * xr) * xr) * xr) * xr) * xr;
@@ -382,8 +399,9 @@ __global__ void k_table_forward(dpa1_model g, size_t rows, const double *in, dou
 }
 
 /* Strip mode: G0 = g_s (1 + gate(t_i, t_j) w), w = sw (smooth) or 1 (dpa1.c embed). */
+template <typename V>
 __global__ void k_strip_gate(dpa1_model g, size_t rows, const int *type, const int *tj,
-                             const double *sw, const double *gs, double *G)
+                             const double *sw, const V *gs, V *G)
 {
     const size_t e = thread_index();
     const int M = g.M;
@@ -394,23 +412,24 @@ __global__ void k_strip_gate(dpa1_model g, size_t rows, const int *type, const i
     const int a = (int)(e % M);
     const double gate = gate_row(g, type[r / g.nnei], tj[r])[a];
     const double geff = gate * (g.smooth ? sw[r] : 1.0);
-    G[e] = gs[e] * geff + gs[e];
+    const double x = gs[e];
+    G[e] = x * geff + x;
 }
 
 /* Adds b_in to the raw projections of one (row, part) per warp and turns them into q, k, v:
  * divided by the norm (normalize), q times `scaling` (dpa1.c prepare_qkv). In place. */
-__global__ void k_qkv_prepare(dpa1_model g, size_t rows, const double *b_in, double *qkv,
-                              double *qkvn)
+template <typename V>
+__global__ void k_qkv_prepare(dpa1_model g, size_t rows, const double *b_in, V *qkv, double *qkvn)
 {
     const size_t w = warp_row();
     if (w >= rows * 3) {
         return;
     }
     const int lane = threadIdx.x % 32, part = (int)(w % 3), H = g.H;
-    double *q = qkv + w * H; /* row w / 3, part w % 3: rows are [q | k | v] */
+    V *q = qkv + w * H; /* row w / 3, part w % 3: rows are [q | k | v] */
     double ss = 0.0;
     for (int h = lane; h < H; h += 32) {
-        const double v = q[h] + (b_in ? b_in[part * H + h] : 0.0);
+        const double v = (double)q[h] + (b_in ? b_in[part * H + h] : 0.0);
         q[h] = v;
         ss += v * v;
     }
@@ -421,7 +440,7 @@ __global__ void k_qkv_prepare(dpa1_model g, size_t rows, const double *b_in, dou
     }
     const double scale = (part == 0 ? g.scaling : 1.0) / norm;
     for (int h = lane; h < H; h += 32) {
-        q[h] *= scale;
+        q[h] = (double)q[h] * scale;
     }
     if (lane == 0) {
         qkvn[w] = norm;
@@ -431,9 +450,9 @@ __global__ void k_qkv_prepare(dpa1_model g, size_t rows, const double *b_in, dou
 /* Softmax of one attention row per warp (dpa1.c attention_forward): A over the live columns of a
  * live row, with the smooth shift and the masked slots' share of the denominator, and
  * A' = A F. Rows and columns that are not live get A = A' = 0. */
+template <typename V>
 __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int *nlive,
-                          const double *sw, const double *rhat, const double *S, double *A,
-                          double *Ap)
+                          const double *sw, const double *rhat, const V *S, V *A, V *Ap)
 {
     const size_t r = warp_row();
     if (r >= rows) {
@@ -441,8 +460,8 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
     }
     const int lane = threadIdx.x % 32, n = g.nnei;
     const size_t i = r / n, base = i * n;
-    const double *Sr = S + r * n;
-    double *Ar = A + r * n, *Apr = Ap + r * n;
+    const V *Sr = S + r * n;
+    V *Ar = A + r * n, *Apr = Ap + r * n;
     if (!live[r]) {
         for (int k = lane; k < n; k += 32) {
             Ar[k] = Apr[k] = 0.0;
@@ -452,13 +471,15 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
     const double swj = sw[r];
     const int nmask = n - nlive[i]; /* empty and excluded slots: score -20 (smooth) */
     const bool shifted = g.smooth && nmask > 0;
+    /* the score of column k, shifted in smooth mode */
+    auto score = [&](int k) {
+        const double sk = Sr[k];
+        return g.smooth ? (sk + ATTN_SHIFT) * swj * sw[base + k] - ATTN_SHIFT : sk;
+    };
     double mx = -INFINITY;
     for (int k = lane; k < n; k += 32) {
         if (live[base + k]) {
-            const double sp =
-                g.smooth ? (Sr[k] + ATTN_SHIFT) * swj * sw[base + k] - ATTN_SHIFT : Sr[k];
-            Ar[k] = sp;
-            mx = fmax(mx, sp);
+            mx = fmax(mx, score(k));
         }
     }
     mx = warp_max(mx);
@@ -468,7 +489,7 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
     double den = 0.0;
     for (int k = lane; k < n; k += 32) {
         if (live[base + k]) {
-            const double ex = exp(Ar[k] - mx);
+            const double ex = exp(score(k) - mx);
             Ar[k] = ex;
             den += ex;
         }
@@ -478,8 +499,9 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
         if (live[base + k]) {
             double fsw, fd;
             gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-            Ar[k] /= den;
-            Apr[k] = Ar[k] * (fsw * fd);
+            const double a = Ar[k] / den;
+            Ar[k] = a;
+            Apr[k] = a * (fsw * fd);
         } else {
             Ar[k] = Apr[k] = 0.0;
         }
@@ -488,29 +510,30 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
 
 /* One row per warp: z = (P + b_out) + X, zhat = (z - mean) / sigma, X <- zhat w + b (dpa1.c
  * layer_norm). P comes in zhat, which the kernel overwrites; X is updated in place. */
-__global__ void k_layer_norm(size_t rows, int M, attn_layer L, double *zhat, double *sigma,
-                             double *X)
+template <typename V>
+__global__ void k_layer_norm(size_t rows, int M, attn_layer L, V *zhat, double *sigma, V *X)
 {
     const size_t r = warp_row();
     if (r >= rows) {
         return;
     }
     const int lane = threadIdx.x % 32;
-    double *z = zhat + r * M, *x = X + r * M;
+    V *z = zhat + r * M, *x = X + r * M;
     double sum = 0.0;
     for (int a = lane; a < M; a += 32) {
-        const double v = (z[a] + (L.b_out ? L.b_out[a] : 0.0)) + x[a];
+        const double v = ((double)z[a] + (L.b_out ? L.b_out[a] : 0.0)) + (double)x[a];
         z[a] = v;
         sum += v;
     }
     const double mean = warp_sum(sum) / M;
     double var = 0.0;
     for (int a = lane; a < M; a += 32) {
-        var += (z[a] - mean) * (z[a] - mean);
+        const double d = (double)z[a] - mean;
+        var += d * d;
     }
     const double sig = sqrt(warp_sum(var) / M + L.ln_eps);
     for (int a = lane; a < M; a += 32) {
-        const double zh = (z[a] - mean) / sig;
+        const double zh = ((double)z[a] - mean) / sig;
         z[a] = zh;
         x[a] = zh * L.ln_w[a] + L.ln_b[a];
     }
@@ -554,6 +577,15 @@ __global__ void k_fill(size_t n, double v, double *p)
     }
 }
 
+/* out[0..n) = in[0..n), converted (mixed precision: G to double, dE/dG from double). */
+template <typename From, typename To> __global__ void k_convert(size_t n, const From *in, To *out)
+{
+    const size_t e = thread_index();
+    if (e < n) {
+        out[e] = (To)in[e];
+    }
+}
+
 /* Atom i = block: gamma[a][c] = dE/dT[a][c] / nnei with D[a][b] = T[a] . T[b], b < M2 (dpa1.c
  * hmd_dpa1_backward). */
 __global__ void k_gamma(dpa1_model g, const double *T, const double *dD, double *gamma)
@@ -568,26 +600,27 @@ __global__ void k_gamma(dpa1_model g, const double *T, const double *dD, double 
 
 /* Layer norm backward, one row per warp: dX = (dzhat - mean(dzhat) - zhat mean(dzhat zhat)) /
  * sigma with dzhat = dY w (dpa1.c attention_backward). */
-__global__ void k_layer_norm_backward(size_t rows, int M, attn_layer L, const double *zhat,
-                                      const double *sigma, const double *dY, double *dX)
+template <typename V>
+__global__ void k_layer_norm_backward(size_t rows, int M, attn_layer L, const V *zhat,
+                                      const double *sigma, const V *dY, V *dX)
 {
     const size_t r = warp_row();
     if (r >= rows) {
         return;
     }
     const int lane = threadIdx.x % 32;
-    const double *zh = zhat + r * M, *dy = dY + r * M;
+    const V *zh = zhat + r * M, *dy = dY + r * M;
     double m1 = 0.0, m2 = 0.0;
     for (int a = lane; a < M; a += 32) {
-        const double dz = dy[a] * L.ln_w[a];
+        const double dz = (double)dy[a] * L.ln_w[a];
         m1 += dz;
-        m2 += dz * zh[a];
+        m2 += dz * (double)zh[a];
     }
     m1 = warp_sum(m1) / M;
     m2 = warp_sum(m2) / M;
     const double sig = sigma[r];
     for (int a = lane; a < M; a += 32) {
-        dX[r * M + a] = (dy[a] * L.ln_w[a] - m1 - zh[a] * m2) / sig;
+        dX[r * M + a] = ((double)dy[a] * L.ln_w[a] - m1 - (double)zh[a] * m2) / sig;
     }
 }
 
@@ -595,9 +628,10 @@ __global__ void k_layer_norm_backward(size_t rows, int M, attn_layer L, const do
  * dE/dA' on entry and dE/dS on return; writes A' (for dV), and the pair coefficients whose
  * symmetric sums k_pair_reduce turns into dE/d rhat (Cd, dotr) and dE/d sw (Cs, smooth). Zero
  * outside live x live. */
+template <typename V>
 __global__ void k_softmax_backward(dpa1_model g, size_t rows, const int *live, const double *sw,
-                                   const double *rhat, const double *S, const double *A, double *dA,
-                                   double *Ap, double *Cd, double *Cs)
+                                   const double *rhat, const V *S, const V *A, V *dA, V *Ap,
+                                   double *Cd, double *Cs)
 {
     const size_t r = warp_row();
     if (r >= rows) {
@@ -616,7 +650,7 @@ __global__ void k_softmax_backward(dpa1_model g, size_t rows, const int *live, c
         if (live[base + k]) {
             double fsw, fd;
             gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-            rowsum += A[o + k] * (dA[o + k] * (fsw * fd));
+            rowsum += (double)A[o + k] * ((double)dA[o + k] * (fsw * fd));
         }
     }
     rowsum = warp_sum(rowsum);
@@ -632,7 +666,7 @@ __global__ void k_softmax_backward(dpa1_model g, size_t rows, const int *live, c
             ds = a * (dap * (fsw * fd) - rowsum);
             if (g.smooth) {
                 /* S' = (S + 20) sw_j sw_k - 20, and A' carries sw_j sw_k */
-                cs = dap * a * fd + ds * (S[o + k] + ATTN_SHIFT);
+                cs = dap * a * fd + ds * ((double)S[o + k] + ATTN_SHIFT);
                 ds *= swj * sw[base + k];
             }
         }
@@ -678,38 +712,38 @@ __global__ void k_pair_reduce(dpa1_model g, size_t rows, const int *live, const 
 
 /* Back through q~ = c x / |x| (normalize) or c x, one (row, part) per warp, in place on dQKV;
  * x / |x| = q~ / c (dpa1.c attention_backward). */
-__global__ void k_qkv_backward(dpa1_model g, size_t rows, const double *qkv, const double *qkvn,
-                               double *dQKV)
+template <typename V>
+__global__ void k_qkv_backward(dpa1_model g, size_t rows, const V *qkv, const double *qkvn, V *dQKV)
 {
     const size_t w = warp_row();
     if (w >= rows * 3) {
         return;
     }
     const int lane = threadIdx.x % 32, H = g.H;
-    const double *q = qkv + w * H;
-    double *d = dQKV + w * H;
+    const V *q = qkv + w * H;
+    V *d = dQKV + w * H;
     const double norm = qkvn[w], c = w % 3 == 0 ? g.scaling : 1.0;
     if (g.normalize && norm > NORM_EPS) {
         double dot = 0.0;
         for (int h = lane; h < H; h += 32) {
-            dot += q[h] * d[h];
+            dot += (double)q[h] * (double)d[h];
         }
         dot = warp_sum(dot) / c; /* u . g, u = x / |x| */
         for (int h = lane; h < H; h += 32) {
-            d[h] = c * (d[h] - q[h] / c * dot) / norm;
+            d[h] = c * ((double)d[h] - (double)q[h] / c * dot) / norm;
         }
     } else {
         for (int h = lane; h < H; h += 32) {
-            d[h] *= c / norm;
+            d[h] = (double)d[h] * (c / norm);
         }
     }
 }
 
 /* Strip mode, one row per warp: dE/dg_s = dE/dG0 (1 + gate w), in place; smooth: dE/d sw +=
  * dE/dG0 . (g_s gate) (dpa1.c hmd_dpa1_backward). */
+template <typename V>
 __global__ void k_strip_backward(dpa1_model g, size_t rows, const int *type, const int *live,
-                                 const int *tj, const double *sw, const double *gs, double *dG,
-                                 double *dsw)
+                                 const int *tj, const double *sw, const V *gs, V *dG, double *dsw)
 {
     const size_t r = warp_row();
     if (r >= rows) {
@@ -721,7 +755,7 @@ __global__ void k_strip_backward(dpa1_model g, size_t rows, const int *type, con
     double acc = 0.0;
     for (int a = lane; a < M; a += 32) {
         const double d = dG[r * M + a];
-        acc += d * gs[r * M + a] * gate[a];
+        acc += d * (double)gs[r * M + a] * gate[a];
         dG[r * M + a] = d * (gate[a] * w + 1.0);
     }
     acc = warp_sum(acc);
@@ -731,8 +765,8 @@ __global__ void k_strip_backward(dpa1_model g, size_t rows, const int *type, con
 }
 
 /* Compressed embedding, one row per warp: dE/dR0 = dE/dg . dg/dR0. */
-__global__ void k_table_backward(size_t rows, int M, const double *dg, const double *dydx,
-                                 double *dr0)
+template <typename V>
+__global__ void k_table_backward(size_t rows, int M, const V *dg, const V *dydx, V *dr0)
 {
     const size_t r = warp_row();
     if (r >= rows) {
@@ -740,7 +774,7 @@ __global__ void k_table_backward(size_t rows, int M, const double *dg, const dou
     }
     double acc = 0.0;
     for (int a = threadIdx.x % 32; a < M; a += 32) {
-        acc += dg[r * M + a] * dydx[r * M + a];
+        acc += (double)dg[r * M + a] * (double)dydx[r * M + a];
     }
     acc = warp_sum(acc);
     if (threadIdx.x % 32 == 0) {
@@ -752,8 +786,9 @@ __global__ void k_table_backward(size_t rows, int M, const double *dg, const dou
  * scatter_pass): dE/dR = dR + dE/dR0 (dr0 [rows], `dr0_stride` apart) + the rhat term, then
  * dE/dd_ij through the normalisation, the Jacobian and the switch; forces by atomics, the
  * virial of centres i < ncount. */
+template <typename V>
 __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *type,
-                        const int *slots, const int *live, const double *dRin, const double *dr0,
+                        const int *slots, const int *live, const double *dRin, const V *dr0,
                         int dr0_stride, const double *rhat, const double *unorm,
                         const double *drhat, const double *dsw, double *f, double *virial)
 {
@@ -840,26 +875,45 @@ unsigned warp_blocks(size_t rows)
     return (unsigned)((rows + WARPS - 1) / WARPS);
 }
 
-/* A row-major operand of gemm(): `stride` doubles between the matrices of a batch. */
-struct operand {
-    const double *p;
+/* A row-major operand of gemm() in scalar V: `stride` scalars between the matrices of a batch. */
+template <typename V> struct operand {
+    const V *p;
     int ld;
     long long stride;
 };
 
-/* Row-major C = op(A) op(B) + beta C for `batch` matrices: op(A) m x k (A stored k x m when ta),
- * op(B) k x n (B stored n x k when tb), leading dimensions as row strides. cuBLAS is
- * column-major, so it is asked for C^T = op(B)^T op(A)^T. */
-int gemm(cublasHandle_t blas, const char *what, int batch, int m, int n, int k, bool ta, operand A,
-         bool tb, operand B, double beta, double *C, int ldc, long long stride_c)
+/* Column-major C = op(A) op(B) + beta C for `batch` matrices (cuBLAS's own argument order), in
+ * double or in plain fp32 (cuBLAS's default math mode leaves TF32 off). */
+cublasStatus_t blas_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                         int k, const double *A, int lda, long long sa, const double *B, int ldb,
+                         long long sb, double beta, double *C, int ldc, long long sc, int batch)
 {
     const double one = 1.0;
-    const cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                            opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    return batch == 1 ? cublasDgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc)
+                      : cublasDgemmStridedBatched(h, ta, tb, m, n, k, &one, A, lda, sa, B, ldb, sb,
+                                                  &beta, C, ldc, sc, batch);
+}
+
+cublasStatus_t blas_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                         int k, const float *A, int lda, long long sa, const float *B, int ldb,
+                         long long sb, float beta, float *C, int ldc, long long sc, int batch)
+{
+    const float one = 1.0f;
+    return batch == 1 ? cublasSgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc)
+                      : cublasSgemmStridedBatched(h, ta, tb, m, n, k, &one, A, lda, sa, B, ldb, sb,
+                                                  &beta, C, ldc, sc, batch);
+}
+
+/* Row-major C = op(A) op(B) + beta C for `batch` matrices in scalar V: op(A) m x k (A stored
+ * k x m when ta), op(B) k x n (B stored n x k when tb), leading dimensions as row strides.
+ * cuBLAS is column-major, so it is asked for C^T = op(B)^T op(A)^T. */
+template <typename V>
+int gemm(cublasHandle_t blas, const char *what, int batch, int m, int n, int k, bool ta,
+         operand<V> A, bool tb, operand<V> B, V beta, V *C, int ldc, long long stride_c)
+{
     const cublasStatus_t st =
-        batch == 1 ? cublasDgemm(blas, opb, opa, n, m, k, &one, B.p, B.ld, A.p, A.ld, &beta, C, ldc)
-                   : cublasDgemmStridedBatched(blas, opb, opa, n, m, k, &one, B.p, B.ld, B.stride,
-                                               A.p, A.ld, A.stride, &beta, C, ldc, stride_c, batch);
+        blas_gemm(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                  B.p, B.ld, B.stride, A.p, A.ld, A.stride, beta, C, ldc, stride_c, batch);
     if (st != CUBLAS_STATUS_SUCCESS) {
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: DPA-1 %s failed (status %d)", what, (int)st);
     }
@@ -867,9 +921,41 @@ int gemm(cublasHandle_t blas, const char *what, int batch, int m, int n, int k, 
 }
 
 /* A matrix not in a batch. */
-operand single(const double *p, int ld)
+template <typename V> operand<V> single(const V *p, int ld)
 {
-    return operand{p, ld, 0};
+    return operand<V>{p, ld, 0};
+}
+
+/* The weights of a product in scalar V: the double array, or its fp32 copy. */
+template <typename V> const V *weights(const double *d, const float *f);
+template <> const double *weights<double>(const double *d, const float *)
+{
+    return d;
+}
+template <> const float *weights<float>(const double *, const float *f)
+{
+    return f;
+}
+
+/* The scratch in scalar V. */
+scratch<double> &scratch_of(hmd_cuda_dpa1 *a, double)
+{
+    return a->sd;
+}
+scratch<float> &scratch_of(hmd_cuda_dpa1 *a, float)
+{
+    return a->sf;
+}
+
+/* in[0..n) converted into out, on the stream; nothing when both are the same array. */
+template <typename From, typename To>
+int convert(cudaStream_t st, size_t n, const From *in, To *out)
+{
+    if ((const void *)in != (const void *)out) {
+        k_convert<<<blocks_for(n), THREADS, 0, st>>>(n, in, out);
+        HMD_CUDA_LAUNCHED("k_convert");
+    }
+    return HMD_OK;
 }
 
 /* Takes 256-byte aligned arrays off a base pointer, or only counts them when base is NULL. */
@@ -884,9 +970,11 @@ struct carver {
     }
 };
 
-/* Carves the scratch of `cap` atoms from base (NULL: counts only); returns the doubles used. */
-size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *base, scratch *s)
+/* Carves the scratch of `cap` atoms from base (NULL: counts only); returns the doubles used.
+ * In double, Gd and dGd are G and dY themselves. */
+template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *base, scratch<V> *s)
 {
+    const bool same = std::is_same<V, double>::value;
     const dpa1_model &g = a->g;
     const size_t n = (size_t)g.nnei, rows = cap * n, M = (size_t)g.M, H = (size_t)g.H;
     carver c{base, 0};
@@ -899,16 +987,17 @@ size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *base, scratch *s)
     s->sw = c.take<double>(rows);
     s->rhat = c.take<double>(rows * 3);
     s->unorm = c.take<double>(rows);
-    s->emb_kept = c.take<double>(rows * (g.compressed ? M : (size_t)a->emb_width_sum));
-    s->gs = g.strip ? c.take<double>(rows * M) : NULL;
-    s->G = c.take<double>(rows * M);
+    s->emb_kept = c.take<V>(rows * (g.compressed ? M : (size_t)a->emb_width_sum));
+    s->gs = g.strip ? c.take<V>(rows * M) : NULL;
+    s->G = c.take<V>(rows * M);
+    s->Gd = same ? (double *)s->G : c.take<double>(rows * M);
     for (int l = 0; l < a->nlayers; l++) {
-        layer_keep &k = s->layer[l];
-        k.qkv = c.take<double>(rows * 3 * H);
+        layer_keep<V> &k = s->layer[l];
+        k.qkv = c.take<V>(rows * 3 * H);
         k.qkvn = c.take<double>(rows * 3);
-        k.S = c.take<double>(rows * n);
-        k.A = c.take<double>(rows * n);
-        k.zhat = c.take<double>(rows * M);
+        k.S = c.take<V>(rows * n);
+        k.A = c.take<V>(rows * n);
+        k.zhat = c.take<V>(rows * M);
         k.sigma = c.take<double>(rows);
     }
     s->T = c.take<double>(cap * M * 4);
@@ -916,20 +1005,21 @@ size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *base, scratch *s)
     s->dR = c.take<double>(rows * 4);
     s->dsw = c.take<double>(rows);
     s->drhat = c.take<double>(rows * 3);
-    s->dY = c.take<double>(rows * M);
-    s->dX = c.take<double>(rows * M);
+    s->dY = c.take<V>(rows * M);
+    s->dX = c.take<V>(rows * M);
+    s->dGd = same ? (double *)s->dY : c.take<double>(rows * M);
     /* the attention temporaries and the embedding work are never live together */
     const size_t shared = c.used;
-    s->dO = c.take<double>(rows * H);
-    s->dA = c.take<double>(rows * n);
-    s->Ap = c.take<double>(rows * n);
+    s->dO = c.take<V>(rows * H);
+    s->dA = c.take<V>(rows * n);
+    s->Ap = c.take<V>(rows * n);
     s->Cd = c.take<double>(rows * n);
     s->Cs = c.take<double>(rows * n);
-    s->dQKV = c.take<double>(rows * 3 * H);
+    s->dQKV = c.take<V>(rows * 3 * H);
     const size_t attention_end = c.used;
     c.used = shared;
-    for (double *&e : s->e) {
-        e = c.take<double>(rows * (size_t)a->wmax);
+    for (V *&e : s->e) {
+        e = c.take<V>(rows * (size_t)a->wmax);
     }
     return std::max(attention_end, c.used);
 }
@@ -941,8 +1031,8 @@ int reserve_scratch(hmd_cuda_dpa1 *a, int nlocal)
         return HMD_OK;
     }
     const size_t cap = (size_t)nlocal + nlocal / 8 + 16;
-    scratch s;
-    const size_t bytes = carve(a, cap, NULL, &s) * sizeof(double);
+    const size_t bytes =
+        (a->mixed ? carve(a, cap, NULL, &a->sf) : carve(a, cap, NULL, &a->sd)) * sizeof(double);
     cudaFree(a->buf);
     a->buf = NULL;
     a->buf_bytes = 0;
@@ -958,7 +1048,11 @@ int reserve_scratch(hmd_cuda_dpa1 *a, int nlocal)
     }
     a->buf_bytes = bytes;
     a->cap = (int)cap;
-    carve(a, cap, a->buf, &a->s);
+    if (a->mixed) {
+        carve(a, cap, a->buf, &a->sf);
+    } else {
+        carve(a, cap, a->buf, &a->sd);
+    }
     return HMD_OK;
 }
 
@@ -979,6 +1073,9 @@ int upload_embedding(hmd_cuda_dpa1 *a, const hmd_mlp *net)
         return hmd_error_set(HMD_EDATA, "GPU: DPA-1 model without an embedding net");
     }
     int rc = hmd_cuda_upload_net(&a->weights, net, &a->emb);
+    if (!rc && a->mixed) {
+        rc = hmd_cuda_upload_net_f32(&a->weights, net, &a->emb);
+    }
     for (int l = 0; l < net->nlayers && !rc; l++) {
         a->emb_width_sum += net->layers[l].n_out;
         a->wmax = std::max(a->wmax, net->layers[l].n_out);
@@ -1002,6 +1099,15 @@ int upload_attention(hmd_cuda_dpa1 *a, const hmd_dpa1 *d)
         int rc = hmd_cuda_upload_dense(&a->weights, &L->in_proj, &D.w_in, &D.b_in, NULL);
         if (!rc) {
             rc = hmd_cuda_upload_dense(&a->weights, &L->out_proj, &D.w_out, &D.b_out, NULL);
+        }
+        D.w_in_f = D.w_out_f = NULL;
+        if (!rc && a->mixed) {
+            rc = hmd_cuda_upload_f32(&a->weights, L->in_proj.w,
+                                     (size_t)L->in_proj.n_in * L->in_proj.n_out, &D.w_in_f);
+        }
+        if (!rc && a->mixed) {
+            rc = hmd_cuda_upload_f32(&a->weights, L->out_proj.w,
+                                     (size_t)L->out_proj.n_in * L->out_proj.n_out, &D.w_out_f);
         }
         if (!rc) {
             rc = upload(a, L->ln_w, sizeof(double) * d->M, &D.ln_w);
@@ -1108,26 +1214,27 @@ size_t select_bytes(int cap)
     return (size_t)cap * (sizeof(double) + sizeof(int)) + 2 * sizeof(int);
 }
 
-/* G0 of every row: the embedding net (or table) on the inputs in s.e[0], then the strip gate;
- * into s.G. */
+/* G0 of every row: the embedding net on the inputs in s.e[0] (or the table at R0), then the
+ * strip gate; into s.G. */
+template <typename V>
 int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, size_t rows,
                       const int *d_type)
 {
     const dpa1_model &g = a->g;
-    const scratch &s = a->s;
-    double *out = g.strip ? s.gs : s.G;
+    const scratch<V> &s = scratch_of(a, V());
+    V *out = g.strip ? s.gs : s.G;
     if (g.compressed) {
-        k_table_forward<<<blocks_for(rows * g.M), THREADS, 0, st>>>(g, rows, s.e[0], out,
-                                                                    s.emb_kept);
+        k_table_forward<<<blocks_for(rows * g.M), THREADS, 0, st>>>(g, rows, s.R, out, s.emb_kept);
         HMD_CUDA_LAUNCHED("k_table_forward");
     } else {
-        const double *in = s.e[0];
-        double *kept = s.emb_kept;
+        const V *in = s.e[0];
+        V *kept = s.emb_kept;
         for (int l = 0; l < a->emb.nlayers; l++) {
             const hmd_cuda_layer &L = a->emb.L[l];
-            double *y = l == a->emb.nlayers - 1 ? out : s.e[1 + l % 2];
-            int rc = gemm(blas, "embedding layer", 1, (int)rows, L.n_out, L.n_in, false,
-                          single(in, L.n_in), false, single(L.w, L.n_out), 0.0, y, L.n_out, 0);
+            V *y = l == a->emb.nlayers - 1 ? out : s.e[1 + l % 2];
+            int rc = gemm<V>(blas, "embedding layer", 1, (int)rows, L.n_out, L.n_in, false,
+                             single(in, L.n_in), false, single(weights<V>(L.w, L.wf), L.n_out),
+                             V(0), y, L.n_out, 0);
             if (rc) {
                 return rc;
             }
@@ -1147,26 +1254,28 @@ int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, si
 }
 
 /* Attention layer l over s.G in place (dpa1.c attention_forward). */
+template <typename V>
 int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int l)
 {
     const dpa1_model &g = a->g;
-    const scratch &s = a->s;
+    const scratch<V> &s = scratch_of(a, V());
     const attn_layer &L = a->layers[l];
-    const layer_keep &k = s.layer[l];
+    const layer_keep<V> &k = s.layer[l];
+    const V *w_in = weights<V>(L.w_in, L.w_in_f), *w_out = weights<V>(L.w_out, L.w_out_f);
     const int n = g.nnei, M = g.M, H = g.H;
     const size_t rows = (size_t)nlocal * n;
     const long long sq = (long long)n * 3 * H, sn = (long long)n * n, sh = (long long)n * H;
     /* [Q | K | V] = G W_in, then + b_in, normalised and scaled */
-    int rc = gemm(blas, "in_proj", 1, (int)rows, 3 * H, M, false, single(s.G, M), false,
-                  single(L.w_in, 3 * H), 0.0, k.qkv, 3 * H, 0);
+    int rc = gemm<V>(blas, "in_proj", 1, (int)rows, 3 * H, M, false, single(s.G, M), false,
+                     single(w_in, 3 * H), V(0), k.qkv, 3 * H, 0);
     if (rc) {
         return rc;
     }
     k_qkv_prepare<<<warp_blocks(rows * 3), THREADS, 0, st>>>(g, rows, L.b_in, k.qkv, k.qkvn);
     HMD_CUDA_LAUNCHED("k_qkv_prepare");
     /* per atom: S = Q K^T */
-    rc = gemm(blas, "Q K^T", nlocal, n, n, H, false, operand{k.qkv, 3 * H, sq}, true,
-              operand{k.qkv + H, 3 * H, sq}, 0.0, k.S, n, sn);
+    rc = gemm<V>(blas, "Q K^T", nlocal, n, n, H, false, {k.qkv, 3 * H, sq}, true,
+                 {k.qkv + H, 3 * H, sq}, V(0), k.S, n, sn);
     if (rc) {
         return rc;
     }
@@ -1174,11 +1283,11 @@ int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, in
                                                      k.A, s.Ap);
     HMD_CUDA_LAUNCHED("k_softmax");
     /* per atom: O = A' V; then P = O W_out into zhat, and the layer norm */
-    rc = gemm(blas, "A' V", nlocal, n, H, n, false, operand{s.Ap, n, sn}, false,
-              operand{k.qkv + 2 * H, 3 * H, sq}, 0.0, s.dO, H, sh);
+    rc = gemm<V>(blas, "A' V", nlocal, n, H, n, false, {s.Ap, n, sn}, false,
+                 {k.qkv + 2 * H, 3 * H, sq}, V(0), s.dO, H, sh);
     if (!rc) {
-        rc = gemm(blas, "out_proj", 1, (int)rows, M, H, false, single(s.dO, H), false,
-                  single(L.w_out, M), 0.0, k.zhat, M, 0);
+        rc = gemm<V>(blas, "out_proj", 1, (int)rows, M, H, false, single(s.dO, H), false,
+                     single(w_out, M), V(0), k.zhat, M, 0);
     }
     if (rc) {
         return rc;
@@ -1190,13 +1299,15 @@ int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, in
 
 /* Reverse of attention layer l: dE/dY in dy -> dE/dX in dx; accumulates dE/d sw and
  * dE/d rhat (dpa1.c attention_backward). */
+template <typename V>
 int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int l,
-                       const double *dy, double *dx)
+                       const V *dy, V *dx)
 {
     const dpa1_model &g = a->g;
-    const scratch &s = a->s;
+    const scratch<V> &s = scratch_of(a, V());
     const attn_layer &L = a->layers[l];
-    const layer_keep &k = s.layer[l];
+    const layer_keep<V> &k = s.layer[l];
+    const V *w_in = weights<V>(L.w_in, L.w_in_f), *w_out = weights<V>(L.w_out, L.w_out_f);
     const int n = g.nnei, M = g.M, H = g.H;
     const size_t rows = (size_t)nlocal * n;
     const long long sq = (long long)n * 3 * H, sn = (long long)n * n, sh = (long long)n * H;
@@ -1204,11 +1315,11 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, i
                                                                  dx);
     HMD_CUDA_LAUNCHED("k_layer_norm_backward");
     /* dx = dE/dP (and the residual's share); dO = dP W_out^T; per atom dA' = dO V^T */
-    int rc = gemm(blas, "out_proj backward", 1, (int)rows, H, M, false, single(dx, M), true,
-                  single(L.w_out, M), 0.0, s.dO, H, 0);
+    int rc = gemm<V>(blas, "out_proj backward", 1, (int)rows, H, M, false, single<V>(dx, M), true,
+                     single(w_out, M), V(0), s.dO, H, 0);
     if (!rc) {
-        rc = gemm(blas, "dO V^T", nlocal, n, n, H, false, operand{s.dO, H, sh}, true,
-                  operand{k.qkv + 2 * H, 3 * H, sq}, 0.0, s.dA, n, sn);
+        rc = gemm<V>(blas, "dO V^T", nlocal, n, n, H, false, {s.dO, H, sh}, true,
+                     {k.qkv + 2 * H, 3 * H, sq}, V(0), s.dA, n, sn);
     }
     if (rc) {
         return rc;
@@ -1220,15 +1331,15 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, i
                                                          s.dsw, s.drhat);
     HMD_CUDA_LAUNCHED("k_pair_reduce");
     /* per atom: dV = A'^T dO, dQ = dS K, dK = dS^T Q */
-    rc = gemm(blas, "A'^T dO", nlocal, n, H, n, true, operand{s.Ap, n, sn}, false,
-              operand{s.dO, H, sh}, 0.0, s.dQKV + 2 * H, 3 * H, sq);
+    rc = gemm<V>(blas, "A'^T dO", nlocal, n, H, n, true, {s.Ap, n, sn}, false, {s.dO, H, sh}, V(0),
+                 s.dQKV + 2 * H, 3 * H, sq);
     if (!rc) {
-        rc = gemm(blas, "dS K", nlocal, n, H, n, false, operand{s.dA, n, sn}, false,
-                  operand{k.qkv + H, 3 * H, sq}, 0.0, s.dQKV, 3 * H, sq);
+        rc = gemm<V>(blas, "dS K", nlocal, n, H, n, false, {s.dA, n, sn}, false,
+                     {k.qkv + H, 3 * H, sq}, V(0), s.dQKV, 3 * H, sq);
     }
     if (!rc) {
-        rc = gemm(blas, "dS^T Q", nlocal, n, H, n, true, operand{s.dA, n, sn}, false,
-                  operand{k.qkv, 3 * H, sq}, 0.0, s.dQKV + H, 3 * H, sq);
+        rc = gemm<V>(blas, "dS^T Q", nlocal, n, H, n, true, {s.dA, n, sn}, false,
+                     {k.qkv, 3 * H, sq}, V(0), s.dQKV + H, 3 * H, sq);
     }
     if (rc) {
         return rc;
@@ -1236,17 +1347,18 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, i
     k_qkv_backward<<<warp_blocks(rows * 3), THREADS, 0, st>>>(g, rows, k.qkv, k.qkvn, s.dQKV);
     HMD_CUDA_LAUNCHED("k_qkv_backward");
     /* dx += dQKV W_in^T */
-    return gemm(blas, "in_proj backward", 1, (int)rows, M, 3 * H, false, single(s.dQKV, 3 * H),
-                true, single(L.w_in, 3 * H), 1.0, dx, M, 0);
+    return gemm<V>(blas, "in_proj backward", 1, (int)rows, M, 3 * H, false,
+                   single<V>(s.dQKV, 3 * H), true, single(w_in, 3 * H), V(1), dx, M, 0);
 }
 
 /* Reverse of the embedding from dg = dE/dg [rows][M] (the net's output; read only): points *dr0
- * at dE/dR0 of each row, *stride doubles apart, in the embedding work arrays. */
+ * at dE/dR0 of each row, *stride scalars apart, in the embedding work arrays. */
+template <typename V>
 int embedding_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, size_t rows,
-                       const double *dg, const double **dr0, int *stride)
+                       const V *dg, const V **dr0, int *stride)
 {
     const dpa1_model &g = a->g;
-    const scratch &s = a->s;
+    const scratch<V> &s = scratch_of(a, V());
     if (g.compressed) {
         k_table_backward<<<warp_blocks(rows), THREADS, 0, st>>>(rows, g.M, dg, s.emb_kept, s.e[0]);
         HMD_CUDA_LAUNCHED("k_table_backward");
@@ -1256,16 +1368,17 @@ int embedding_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, s
     }
     const hmd_cuda_net &net = a->emb;
     size_t off = rows * a->emb_width_sum;
-    const double *grad = dg;
+    const V *grad = dg;
     for (int l = net.nlayers - 1; l >= 0; l--) {
         const hmd_cuda_layer &L = net.L[l];
         off -= rows * L.n_out;
-        double *dz = s.e[0], *dx = s.e[1 + l % 2]; /* never the buffer grad points into */
+        V *dz = s.e[0], *dx = s.e[1 + l % 2]; /* never the buffer grad points into */
         hmd_cuda_dense_backward_dz<<<blocks_for(rows * L.n_out), THREADS, 0, st>>>(
             rows, L, s.emb_kept + off, grad, dz);
         HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_dz");
-        int rc = gemm(blas, "embedding backward", 1, (int)rows, L.n_in, L.n_out, false,
-                      single(dz, L.n_out), true, single(L.w, L.n_out), 0.0, dx, L.n_in, 0);
+        int rc = gemm<V>(blas, "embedding backward", 1, (int)rows, L.n_in, L.n_out, false,
+                         single<V>(dz, L.n_out), true, single(weights<V>(L.w, L.wf), L.n_out), V(0),
+                         dx, L.n_in, 0);
         if (rc) {
             return rc;
         }
@@ -1281,13 +1394,101 @@ int embedding_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, s
     return HMD_OK;
 }
 
+/* hmd_cuda_dpa1_forward after its checks, with the network in scalar V. */
+template <typename V>
+int forward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
+               const double *d_x, const int *d_type, int type0, const hmd_cuda_nbr *nl, double *d_D,
+               double *d_dropped)
+{
+    const dpa1_model &g = a->g;
+    const scratch<V> &s = scratch_of(a, V());
+    const int n = g.nnei, M = g.M;
+    const size_t rows = (size_t)nlocal * n;
+    k_select<<<nlocal, THREADS, select_bytes(nl->cap), st>>>(
+        g, d_x, d_type, nl->index, nl->count, nl->cap, s.slots, s.filled, s.nlive, d_dropped);
+    HMD_CUDA_LAUNCHED("k_select");
+    k_env<<<blocks_for(rows), THREADS, 0, st>>>(g, rows, d_x, d_type, s.slots, s.live, s.tj, s.R,
+                                                s.sw, s.rhat, s.unorm, s.e[0]);
+    HMD_CUDA_LAUNCHED("k_env");
+    int rc = embedding_forward<V>(a, st, blas, rows, d_type);
+    for (int l = 0; l < a->nlayers && !rc; l++) {
+        rc = attention_forward<V>(a, st, blas, nlocal, l);
+    }
+    /* per atom: sum_j G_j (x) R_j = G^T R, in double */
+    rc = rc ? rc : convert(st, rows * M, s.G, s.Gd);
+    if (!rc) {
+        rc = gemm<double>(blas, "G^T R", nlocal, M, 4, n, true, {s.Gd, M, (long long)n * M}, false,
+                          {s.R, 4, (long long)n * 4}, 0.0, s.T, 4, (long long)M * 4);
+    }
+    if (rc) {
+        return rc;
+    }
+    k_descriptor<<<nlocal, THREADS, 0, st>>>(g, type0, d_type, s.filled, s.T, d_D);
+    HMD_CUDA_LAUNCHED("k_descriptor");
+    return HMD_OK;
+}
+
+/* hmd_cuda_dpa1_backward after its checks, with the network in scalar V. */
+template <typename V>
+int backward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int ncount,
+                const double *d_x, const int *d_type, const double *d_dD, double *d_f,
+                double *d_virial)
+{
+    const dpa1_model &g = a->g;
+    const scratch<V> &s = scratch_of(a, V());
+    const int n = g.nnei, M = g.M;
+    const size_t rows = (size_t)nlocal * n;
+    k_gamma<<<nlocal, THREADS, 0, st>>>(g, s.T, d_dD, s.gamma);
+    HMD_CUDA_LAUNCHED("k_gamma");
+    /* per atom, in double: dE/dG = R gamma^T, dE/dR (through T) = G gamma */
+    int rc = gemm<double>(blas, "R gamma^T", nlocal, n, M, 4, false, {s.R, 4, (long long)n * 4},
+                          true, {s.gamma, 4, (long long)M * 4}, 0.0, s.dGd, M, (long long)n * M);
+    if (!rc) {
+        rc = gemm<double>(blas, "G gamma", nlocal, n, 4, M, false, {s.Gd, M, (long long)n * M},
+                          false, {s.gamma, 4, (long long)M * 4}, 0.0, s.dR, 4, (long long)n * 4);
+    }
+    rc = rc ? rc : convert(st, rows * M, s.dGd, s.dY);
+    if (rc) {
+        return rc;
+    }
+    k_fill<<<blocks_for(rows), THREADS, 0, st>>>(rows, 0.0, s.dsw);
+    HMD_CUDA_LAUNCHED("k_fill");
+    k_fill<<<blocks_for(rows * 3), THREADS, 0, st>>>(rows * 3, 0.0, s.drhat);
+    HMD_CUDA_LAUNCHED("k_fill");
+    V *dy = s.dY, *dx = s.dX;
+    for (int l = a->nlayers - 1; l >= 0; l--) {
+        rc = attention_backward<V>(a, st, blas, nlocal, l, dy, dx);
+        if (rc) {
+            return rc;
+        }
+        std::swap(dy, dx);
+    }
+    /* dy = dE/dG0 */
+    if (g.strip) {
+        k_strip_backward<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, d_type, s.live, s.tj, s.sw,
+                                                                s.gs, dy, s.dsw);
+        HMD_CUDA_LAUNCHED("k_strip_backward");
+    }
+    const V *dr0;
+    int stride;
+    rc = embedding_backward<V>(a, st, blas, rows, dy, &dr0, &stride);
+    if (rc) {
+        return rc;
+    }
+    k_force<<<nlocal, THREADS, 0, st>>>(g, ncount, d_x, d_type, s.slots, s.live, s.dR, dr0, stride,
+                                        s.rhat, s.unorm, s.drhat, s.dsw, d_f, d_virial);
+    HMD_CUDA_LAUNCHED("k_force");
+    return HMD_OK;
+}
+
 } // namespace
 
-int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m)
+int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m, bool mixed)
 {
     *out = NULL;
     hmd_cuda_dpa1 *a = new hmd_cuda_dpa1();
     a->select_smem = SELECT_SMEM;
+    a->mixed = mixed;
     const int rc = upload_model(a, m);
     if (rc) {
         hmd_cuda_dpa1_destroy(a);
@@ -1312,11 +1513,10 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas
                           int nall, const double *d_x, const int *d_type, int type0,
                           const hmd_cuda_nbr *nl, double *d_D, double *d_dropped)
 {
-    const dpa1_model &g = a->g;
     if (nlocal <= 0) {
         return HMD_OK;
     }
-    if (type0 < 0 || type0 >= g.ntypes) {
+    if (type0 < 0 || type0 >= a->g.ntypes) {
         return hmd_error_set(HMD_EDATA, "DPA-1: type %d of atom 0 is not a model type", type0);
     }
     int rc = hmd_cuda_dpa1_reserve(a, nlocal, nl->cap);
@@ -1326,30 +1526,9 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas
     if (cublasSetStream(blas, st) != CUBLAS_STATUS_SUCCESS) {
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
     }
-    const scratch &s = a->s;
-    const int n = g.nnei, M = g.M;
-    const size_t rows = (size_t)nlocal * n;
-    k_select<<<nlocal, THREADS, select_bytes(nl->cap), st>>>(
-        g, d_x, d_type, nl->index, nl->count, nl->cap, s.slots, s.filled, s.nlive, d_dropped);
-    HMD_CUDA_LAUNCHED("k_select");
-    k_env<<<blocks_for(rows), THREADS, 0, st>>>(g, rows, d_x, d_type, s.slots, s.live, s.tj, s.R,
-                                                s.sw, s.rhat, s.unorm, s.e[0]);
-    HMD_CUDA_LAUNCHED("k_env");
-    rc = embedding_forward(a, st, blas, rows, d_type);
-    for (int l = 0; l < a->nlayers && !rc; l++) {
-        rc = attention_forward(a, st, blas, nlocal, l);
-    }
-    /* per atom: sum_j G_j (x) R_j = G^T R */
-    if (!rc) {
-        rc = gemm(blas, "G^T R", nlocal, M, 4, n, true, operand{s.G, M, (long long)n * M}, false,
-                  operand{s.R, 4, (long long)n * 4}, 0.0, s.T, 4, (long long)M * 4);
-    }
-    if (rc) {
-        return rc;
-    }
-    k_descriptor<<<nlocal, THREADS, 0, st>>>(g, type0, d_type, s.filled, s.T, d_D);
-    HMD_CUDA_LAUNCHED("k_descriptor");
-    return HMD_OK;
+    return a->mixed
+               ? forward_in<float>(a, st, blas, nlocal, d_x, d_type, type0, nl, d_D, d_dropped)
+               : forward_in<double>(a, st, blas, nlocal, d_x, d_type, type0, nl, d_D, d_dropped);
 }
 
 int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
@@ -1366,51 +1545,10 @@ int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t bla
     if (cublasSetStream(blas, st) != CUBLAS_STATUS_SUCCESS) {
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
     }
-    const dpa1_model &g = a->g;
-    const scratch &s = a->s;
-    const int n = g.nnei, M = g.M;
-    const size_t rows = (size_t)nlocal * n;
-    k_gamma<<<nlocal, THREADS, 0, st>>>(g, s.T, d_dD, s.gamma);
-    HMD_CUDA_LAUNCHED("k_gamma");
-    /* per atom: dE/dG = R gamma^T, dE/dR (through T) = G gamma */
-    int rc = gemm(blas, "R gamma^T", nlocal, n, M, 4, false, operand{s.R, 4, (long long)n * 4},
-                  true, operand{s.gamma, 4, (long long)M * 4}, 0.0, s.dY, M, (long long)n * M);
-    if (!rc) {
-        rc = gemm(blas, "G gamma", nlocal, n, 4, M, false, operand{s.G, M, (long long)n * M}, false,
-                  operand{s.gamma, 4, (long long)M * 4}, 0.0, s.dR, 4, (long long)n * 4);
-    }
-    if (rc) {
-        return rc;
-    }
-    k_fill<<<blocks_for(rows), THREADS, 0, st>>>(rows, 0.0, s.dsw);
-    HMD_CUDA_LAUNCHED("k_fill");
-    k_fill<<<blocks_for(rows * 3), THREADS, 0, st>>>(rows * 3, 0.0, s.drhat);
-    HMD_CUDA_LAUNCHED("k_fill");
-    double *dy = s.dY, *dx = s.dX;
-    for (int l = a->nlayers - 1; l >= 0; l--) {
-        rc = attention_backward(a, st, blas, nlocal, l, dy, dx);
-        if (rc) {
-            return rc;
-        }
-        std::swap(dy, dx);
-    }
-    /* dy = dE/dG0 */
-    if (g.strip) {
-        k_strip_backward<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, d_type, s.live, s.tj, s.sw,
-                                                                s.gs, dy, s.dsw);
-        HMD_CUDA_LAUNCHED("k_strip_backward");
-    }
-    const double *dr0;
-    int stride;
-    rc = embedding_backward(a, st, blas, rows, dy, &dr0, &stride);
-    if (rc) {
-        return rc;
-    }
-    k_force<<<nlocal, THREADS, 0, st>>>(g, ncount > 0 ? ncount : nlocal, d_x, d_type, s.slots,
-                                        s.live, s.dR, dr0, stride, s.rhat, s.unorm, s.drhat, s.dsw,
-                                        d_f, d_virial);
-    HMD_CUDA_LAUNCHED("k_force");
-    return HMD_OK;
+    ncount = ncount > 0 ? ncount : nlocal;
+    return a->mixed
+               ? backward_in<float>(a, st, blas, nlocal, ncount, d_x, d_type, d_dD, d_f, d_virial)
+               : backward_in<double>(a, st, blas, nlocal, ncount, d_x, d_type, d_dD, d_f, d_virial);
 }
 
 unsigned long hmd_cuda_dpa1_generation(const hmd_cuda_dpa1 *a)

@@ -1,7 +1,8 @@
-/* DPA-1 (se_atten, se_atten_v2) descriptor on the GPU in double (src/cuda/dpa1_eval.cu), the
- * twin of the CPU reference nnp/dpa1.c: neighbour selection, descriptor forward, and the reverse
- * pass from dE/dD to forces and virial. Internal to src/cuda; the evaluation context
- * (dp_eval.cu) owns the stream, the cuBLAS handle, the neighbour list and the fitting nets.
+/* DPA-1 (se_atten, se_atten_v2) descriptor on the GPU (src/cuda/dpa1_eval.cu), in double or
+ * with the network in fp32 (precision = mixed), the twin of the CPU reference nnp/dpa1.c: neighbour
+ * selection, descriptor forward, and the reverse pass from dE/dD to forces and virial. Internal to
+ * src/cuda; the evaluation context (dp_eval.cu) owns the stream, the cuBLAS handle, the neighbour
+ * list and the fitting nets.
  *
  * Stream-ordered: forward and backward only enqueue kernels and cuBLAS calls on the given stream
  * (no copies, no synchronisation, no allocation unless nlocal exceeds every earlier call), so
@@ -18,10 +19,12 @@ struct hmd_cuda_dpa1;
 
 /* Uploads the DPA-1 part of `m` (borrowed during the call): weights, statistics, type
  * embedding, strip table, compression table, and the padding tables of nnp/dpa1.h for every
- * possible type of atom 0. Returns HMD_OK, HMD_ENOTSUP (not DPA-1; more than
- * HMD_CUDA_MAX_TYPES types or HMD_CUDA_MAX_LAYERS embedding layers), HMD_ENOMEM or
- * HMD_ESOFTWARE (CUDA). *out is NULL on failure. */
-int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m);
+ * possible type of atom 0. With `mixed` the network's activations are stored in fp32 and its
+ * products are fp32 SGEMMs on fp32 copies of the weights (geometry, descriptor sums, forces and
+ * virial in double). Returns HMD_OK, HMD_ENOTSUP (not DPA-1; more than HMD_CUDA_MAX_TYPES types
+ * or HMD_CUDA_MAX_LAYERS embedding layers), HMD_ENOMEM or HMD_ESOFTWARE (CUDA). *out is NULL
+ * on failure. */
+int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m, bool mixed);
 
 /* Makes room for nlocal home atoms and a neighbour list of nbr_cap entries per atom (the
  * `cap` of struct hmd_cuda_nbr); keeps the scratch when it is large enough, else replaces it

@@ -308,10 +308,6 @@ int hmd_forces_select_backend(struct hmd_forces *fs, const char *backend,
 {
     const bool mixed = precision == HMD_PRECISION_MIXED;
     snprintf(what, len, "cpu");
-    const int model_rc = mixed ? hmd_model_check_mixed(fs->model) : HMD_OK;
-    if (model_rc) { /* on any backend */
-        return model_rc;
-    }
     if (!strcmp(backend, "cpu")) {
         return mixed ? mixed_needs_gpu(NULL) : HMD_OK;
     }
@@ -331,8 +327,8 @@ int hmd_forces_select_backend(struct hmd_forces *fs, const char *backend,
         return HMD_OK;
     }
     if (!rc) {
-        snprintf(what, len, "cuda%s, %s", mixed ? " (precision = mixed: fp32 embedding)" : "",
-                 device);
+        snprintf(what, len, "cuda%s, %s",
+                 mixed ? " (precision = mixed: fp32 descriptor networks)" : "", device);
     }
     return rc;
 }

@@ -11,15 +11,6 @@ void hmd_model_free(struct hmd_dp_model *model)
     memset(model, 0, sizeof *model);
 }
 
-int hmd_model_check_mixed(const struct hmd_dp_model *model)
-{
-    if (model->kind == HMD_DESCRIPTOR_DPA1) {
-        return hmd_error_set(HMD_ENOTSUP, "precision = mixed: only se_e2_a models in this "
-                                          "version; DPA-1 runs in double (precision = double)");
-    }
-    return HMD_OK;
-}
-
 int hmd_model_type_index(const struct hmd_dp_model *model, const char *symbol)
 {
     for (int t = 0; t < model->ntypes; t++) {

@@ -148,10 +148,6 @@ void hmd_model_free(struct hmd_dp_model *model);
 /* Index of element `symbol` in the type map, or -1. */
 int hmd_model_type_index(const struct hmd_dp_model *model, const char *symbol);
 
-/* Whether the model can run with precision = mixed (its embedding in fp32): se_e2_a models
- * only. HMD_OK, or HMD_ENOTSUP with the reason in the message. */
-int hmd_model_check_mixed(const struct hmd_dp_model *model);
-
 /* Writes the human summary `halomd info` prints: type map, descriptor, rcut, rcut_smth, sel,
  * network widths, compression, parameter count, precision. Each line starts with `prefix`. */
 void hmd_model_print_summary(const struct hmd_dp_model *model, FILE *out, const char *prefix);

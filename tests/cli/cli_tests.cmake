@@ -43,8 +43,6 @@ halomd_cli_test(NAME compress_needs_min_nbor_dist EXIT 78
   ARGS eval -m ${MODEL} -c ${CONF} -set model-compress=yes)
 halomd_cli_test(NAME mixed_refused EXIT 69 MATCH "precision = mixed runs on the GPU only"
   ARGS eval -backend cpu -set precision=mixed -m ${MODEL} -c ${CONF} -o out.json)
-halomd_cli_test(NAME mixed_dpa1_refused EXIT 69 MATCH "precision = mixed: only se_e2_a models.*DPA-1 runs in double"
-  ARGS eval -backend cpu -set precision=mixed -m ${D}/models/dpa1_water.dp -c ${CONF} -o out.json)
 halomd_cli_test(NAME compress_concat_refused EXIT 69 MATCH "concat mode"
   ARGS eval -m ${D}/models/dpa1_small_concat.dp -c ${CONF} -set model-compress=yes)
 halomd_cli_test(NAME compress_bad_stride EXIT 78 MATCH "compress-stride"
