@@ -3,7 +3,8 @@
 # backend, bench/gpu_single/deepmd_side.py) side by side on the same GPU, models and
 # configurations:
 #   water      se_e2_a water model (examples/water/water.dp: rcut 6, sel [46, 92], neuron
-#              [25, 50, 100], axis 16, fitting [240, 240, 240]) on 12,288 atoms: double, compressed
+#              [25, 50, 100], axis 16, fitting [240, 240, 240]) on 12,288 atoms: double, compressed,
+#              each also in precision = mixed (as the DPA-1 and 1,536-atom cases)
 #   dpa1       DPA-1 of 1.67M parameters (make_bench_models.py) on the 15,668-atom protein
 #   sweep      compressed se_e2_a water from 1,536 atoms up
 #   small      the 1,536-atom box (whole step time near 2,000 atoms)
@@ -39,6 +40,13 @@ run_case water_compressed $W/water.dp water_12288.gro 100 -set model-compress=ye
 run_case small_double $W/water.dp water_1536.gro 100
 run_case small_compressed $W/water.dp water_1536.gro 100 -set model-compress=yes
 run_case dpa1_protein $T/protein_dpa1_1p6m.dp $P/protein.gro 10
+run_case water_mixed $W/water.dp water_12288.gro 100 -set precision=mixed
+run_case water_compressed_mixed $W/water.dp water_12288.gro 100 -set model-compress=yes \
+  -set precision=mixed
+run_case small_mixed $W/water.dp water_1536.gro 100 -set precision=mixed
+run_case small_compressed_mixed $W/water.dp water_1536.gro 100 -set model-compress=yes \
+  -set precision=mixed
+run_case dpa1_protein_mixed $T/protein_dpa1_1p6m.dp $P/protein.gro 10 -set precision=mixed
 
 OUT=$OUT CASE_TIMEOUT=240 bash bench/gpu_single/deepmd_cases.sh \
   examples/water/water.dp:examples/water/water_12288.gro \

@@ -153,7 +153,7 @@ def mixed(halomd, data, work):
     for label, model, extra in (("networks", "se_e2_a_water_one_side.dp", []),
                                 ("compressed", "se_e2_a_water_one_side.dp",
                                  ["-set", "model-compress=yes"]),
-                                ("DPA-1", "dpa1_water.dp", [])):
+                                ("DPA-1", "se_atten_v2_small.dp", [])):
         std = {}
         for precision in ("double", "mixed"):
             name = f"nve_{precision}_{label}"
