@@ -13,6 +13,7 @@
 # warm-up. Writes $OUT/halomd_*.json (perf records), $OUT/deepmd_*.json, and the summary
 # $OUT/gpu_single.json (bench/gpu_single/summarize.py).
 # Usage, from the repository root on the node (carry .gpudeps): bash bench/gpu_single/run_bench.sh
+# DPA1=0 leaves out the DPA-1 cases (model building included); SWEEP lists the sweep's sizes.
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT"
@@ -21,8 +22,11 @@ export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:
 bash bench/gpu_single/node_build.sh || exit 1
 H=$PWD/build-gpu/halomd W=$PWD/examples/water P=$PWD/examples/protein T=/tmp/halomd_bench
 mkdir -p $T
-PYTHONPATH=$PWD/.gpudeps/py python3 bench/gpu_single/make_bench_models.py $T > $T/models.log 2>&1 ||
-  tail -5 $T/models.log
+DPA1=${DPA1:-1}
+if [ "$DPA1" = 1 ]; then
+  PYTHONPATH=$PWD/.gpudeps/py python3 bench/gpu_single/make_bench_models.py $T > $T/models.log 2>&1 ||
+    tail -5 $T/models.log
+fi
 cp $W/water_1536.gro $W/water_12288.gro $T/
 
 # name model conf steps [-set k=v ...]
@@ -39,23 +43,26 @@ run_case water_double $W/water.dp water_12288.gro 100
 run_case water_compressed $W/water.dp water_12288.gro 100 -set model-compress=yes
 run_case small_double $W/water.dp water_1536.gro 100
 run_case small_compressed $W/water.dp water_1536.gro 100 -set model-compress=yes
-run_case dpa1_protein $T/protein_dpa1_1p6m.dp $P/protein.gro 10
+[ "$DPA1" = 1 ] && run_case dpa1_protein $T/protein_dpa1_1p6m.dp $P/protein.gro 10
 run_case water_mixed $W/water.dp water_12288.gro 100 -set precision=mixed
 run_case water_compressed_mixed $W/water.dp water_12288.gro 100 -set model-compress=yes \
   -set precision=mixed
 run_case small_mixed $W/water.dp water_1536.gro 100 -set precision=mixed
 run_case small_compressed_mixed $W/water.dp water_1536.gro 100 -set model-compress=yes \
   -set precision=mixed
-run_case dpa1_protein_mixed $T/protein_dpa1_1p6m.dp $P/protein.gro 10 -set precision=mixed
+[ "$DPA1" = 1 ] && run_case dpa1_protein_mixed $T/protein_dpa1_1p6m.dp $P/protein.gro 10 \
+  -set precision=mixed
 
 OUT=$OUT CASE_TIMEOUT=240 bash bench/gpu_single/deepmd_cases.sh \
   examples/water/water.dp:examples/water/water_12288.gro \
   examples/water/water.dp:examples/water/water_1536.gro
 # DPA-1: DeepPot.eval runs out of memory on one H200 (seen 2026-11-30); the network alone
-PYTHONPATH=$PWD/.gpudeps/py timeout 90 python3 bench/gpu_single/deepmd_side.py \
-  --model $T/protein_dpa1_1p6m.dp --conf $P/protein.gro --skip-eval --repeats 5 --warmup 2 \
-  --json "$OUT/deepmd_protein_dpa1_1p6m_protein.json" > "$OUT/deepmd_protein_network.log" 2>&1 ||
-  echo "DeePMD-kit DPA-1 network alone: $(grep -i -m1 "error" "$OUT/deepmd_protein_network.log")"
+if [ "$DPA1" = 1 ]; then
+  PYTHONPATH=$PWD/.gpudeps/py timeout 90 python3 bench/gpu_single/deepmd_side.py \
+    --model $T/protein_dpa1_1p6m.dp --conf $P/protein.gro --skip-eval --repeats 5 --warmup 2 \
+    --json "$OUT/deepmd_protein_dpa1_1p6m_protein.json" > "$OUT/deepmd_protein_network.log" 2>&1 ||
+    echo "DeePMD-kit DPA-1 network alone: $(grep -i -m1 "error" "$OUT/deepmd_protein_network.log")"
+fi
 # size sweep of the compressed model, last (the largest boxes take minutes to write)
 SWEEP=${SWEEP:-"1536 12288 98304 786432 25165824"}
 for a in $SWEEP; do
