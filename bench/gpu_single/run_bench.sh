@@ -5,7 +5,8 @@
 #   water      se_e2_a water model (examples/water/water.dp: rcut 6, sel [46, 92], neuron
 #              [25, 50, 100], axis 16, fitting [240, 240, 240]) on 12,288 atoms: double, compressed,
 #              each also in precision = mixed (as the DPA-1 and 1,536-atom cases)
-#   dpa1       DPA-1 of 1.67M parameters (make_bench_models.py) on the 15,668-atom protein
+#   dpa1       DPA-1 of 1.67M parameters (make_bench_models.py) on the 15,668-atom protein,
+#              and on the 1,536-atom water box (DeePMD-kit cannot hold the protein)
 #   sweep      compressed se_e2_a water from 1,536 atoms up
 #   small      the 1,536-atom box (whole step time near 2,000 atoms)
 # halomd: full MD steps (velocity Verlet, nstlist 10, no output in the loop); DeePMD-kit:
@@ -52,6 +53,10 @@ run_case small_compressed_mixed $W/water.dp water_1536.gro 100 -set model-compre
   -set precision=mixed
 [ "$DPA1" = 1 ] && run_case dpa1_protein_mixed $T/protein_dpa1_1p6m.dp $P/protein.gro 10 \
   -set precision=mixed
+# the same DPA-1 on the 1,536-atom water box, which DeePMD-kit can hold
+[ "$DPA1" = 1 ] && run_case dpa1_water_1536 $T/protein_dpa1_1p6m.dp water_1536.gro 10
+[ "$DPA1" = 1 ] && run_case dpa1_water_1536_mixed $T/protein_dpa1_1p6m.dp water_1536.gro 10 \
+  -set precision=mixed
 
 OUT=$OUT CASE_TIMEOUT=240 bash bench/gpu_single/deepmd_cases.sh \
   examples/water/water.dp:examples/water/water_12288.gro \
@@ -62,6 +67,10 @@ if [ "$DPA1" = 1 ]; then
     --model $T/protein_dpa1_1p6m.dp --conf $P/protein.gro --skip-eval --repeats 5 --warmup 2 \
     --json "$OUT/deepmd_protein_dpa1_1p6m_protein.json" > "$OUT/deepmd_protein_network.log" 2>&1 ||
     echo "DeePMD-kit DPA-1 network alone: $(grep -i -m1 "error" "$OUT/deepmd_protein_network.log")"
+  PYTHONPATH=$PWD/.gpudeps/py timeout 240 python3 bench/gpu_single/deepmd_side.py \
+    --model $T/protein_dpa1_1p6m.dp --conf $T/water_1536.gro \
+    --json "$OUT/deepmd_protein_dpa1_1p6m_water_1536.json" > "$OUT/deepmd_dpa1_water.log" 2>&1 ||
+    echo "DeePMD-kit DPA-1 on water_1536: $(grep -i -m1 "error" "$OUT/deepmd_dpa1_water.log")"
 fi
 # size sweep of the compressed model, last (the largest boxes take minutes to write)
 SWEEP=${SWEEP:-"1536 12288 98304 786432 25165824"}

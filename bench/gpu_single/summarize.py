@@ -24,6 +24,8 @@ PAIRS = {
     "small_compressed_mixed": "deepmd_water_water_1536.json",
     "dpa1_protein": "deepmd_protein_dpa1_1p6m_protein.json",
     "dpa1_protein_mixed": "deepmd_protein_dpa1_1p6m_protein.json",
+    "dpa1_water_1536": "deepmd_protein_dpa1_1p6m_water_1536.json",
+    "dpa1_water_1536_mixed": "deepmd_protein_dpa1_1p6m_water_1536.json",
 }
 
 
