@@ -7,6 +7,9 @@
 # Usage, from the repository root on the node:
 #   [CONTINUE=1] [MODELS="water protein"] bash examples/train_on_gpu.sh [BUDGET_S]
 # MODELS names the models to train (default both; one alone has the whole GPU).
+# TF32=1 lets PyTorch run the fp32 models' matrix products on the TF32 tensor cores
+# (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE; training only: the trained weights stay fp32, and halomd
+# evaluates them as usual), for more steps in the same budget.
 # CONTINUE=1 starts each model from the committed one (examples/water/water_trained.dp,
 # examples/protein/protein_dpa1.dp; DeePMD-kit's --init-frz-model) with its learning rate
 # restarting at START_LR (default 2e-4), so that a training goes on over several calls.
@@ -21,6 +24,7 @@ W=${WORK:-/tmp/halomd_train}
 mkdir -p "$W/bin"
 export PYTHONPATH=$R/.gpudeps/py${PYTHONPATH:+:$PYTHONPATH}
 export TF_CPP_MIN_LOG_LEVEL=3
+[ "${TF32:-0}" = 1 ] && export TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1
 printf '#!/bin/sh\nexec python3 -c "import sys; from deepmd.main import main; sys.argv[0]=\\"dp\\"; sys.exit(main())" "$@"\n' > "$W/bin/dp"
 chmod +x "$W/bin/dp"
 export PATH=$W/bin:$PATH

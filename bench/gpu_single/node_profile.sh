@@ -1,6 +1,7 @@
 #!/bin/bash
-# Kernel time per step on a GPU node with ncu (clocks left alone): a few MD steps of the
-# 12,288-atom water box with the network model and the compressed one, summed per kernel.
+# Kernel time per step on a GPU node with ncu (clocks left alone), summed per kernel: a few MD
+# steps of the 12,288-atom water box (network model in double and in mixed precision, the
+# compressed model) and one of the 15,668-atom protein with its DPA-1 model (double, mixed).
 # Needs build-gpu (node_build.sh). Usage: bash bench/gpu_single/node_profile.sh [steps]
 set -uo pipefail
 OUT=${OUT:-out}
@@ -8,11 +9,17 @@ mkdir -p "$OUT" /tmp/hp
 export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 H=$PWD/build-gpu/halomd W=$PWD/examples/water
 steps=${1:-3}
-for c in "double" "compressed model-compress=yes"; do
+P=$PWD/examples/protein
+# name model conf steps [setting]
+for c in "double $W/water.dp $W/water_12288.gro $steps" \
+         "mixed $W/water.dp $W/water_12288.gro $steps precision=mixed" \
+         "compressed $W/water.dp $W/water_12288.gro $steps model-compress=yes" \
+         "dpa1 $P/protein_dpa1.dp $P/protein.gro 1" \
+         "dpa1_mixed $P/protein_dpa1.dp $P/protein.gro 1 precision=mixed"; do
   set -- $c
-  extra=""; [ $# -ge 2 ] && extra="-set $2"
+  extra=""; [ $# -ge 5 ] && extra="-set $5"
   (cd /tmp/hp && ncu --clock-control none --metrics gpu__time_duration.sum --csv \
-    $H run -backend cuda -m $W/water.dp -c $W/water_12288.gro -nsteps $steps -deffnm p$1 \
+    $H run -backend cuda -m $2 -c $3 -nsteps $4 -deffnm p$1 \
     -set nstlist=10 -set nstenergy=0 -set nstlog=0 $extra > "$OUT/ncu_$1.csv" 2> "$OUT/ncu_$1.err")
   python3 - "$OUT/ncu_$1.csv" "$1" <<'PY'
 import csv, sys, collections
@@ -23,7 +30,7 @@ for r in rows[1:]:
     name = r[k].split("(")[0][:40]; tot[name] += float(r[v].replace(",", "")) / 1e3; n[name] += 1
 s = sum(tot.values())
 print(f"--- {sys.argv[2]}: {s/1e3:.2f} ms of kernels in all")
-for name, t in sorted(tot.items(), key=lambda x: -x[1])[:12]:
+for name, t in sorted(tot.items(), key=lambda x: -x[1])[:16]:
     print(f"{name:42s} {t/1e3:9.3f} ms {n[name]:5d} calls {100*t/s:5.1f}%")
 PY
 done
