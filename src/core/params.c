@@ -179,8 +179,8 @@ static const struct param_def params[] = {
     {"model", P_PATH, "", "", TEXT, FIELD(model),
      "DeePMD-kit model file (.dp); -m on the command line overrides it"},
     {"precision", P_ENUM, "double", "", WORDS(precisions), FIELD(precision),
-     "double = all in fp64; mixed (GPU, se_e2_a) = the embedding nets or tables in fp32, "
-     "everything else in fp64"},
+     "double = all in fp64; mixed (GPU) = the descriptor's networks in fp32 (se_e2_a "
+     "embedding nets or tables; DPA-1 embedding and attention), everything else in fp64"},
     {"backend", P_WORD, "auto", "", WORDS(backends), FIELD(backend),
      "compute device; auto = cuda when this build and machine have it, else cpu"},
     {"dd-mode", P_ENUM, "halo", "", WORDS(dd_modes), FIELD(dd_mode),
