@@ -68,10 +68,10 @@ extern "C" {
 int hmd_cuda_device_info(char *buf, size_t len);
 
 /* Uploads `m` (borrowed during the call) and makes the evaluation context. `mixed` (precision =
- * mixed, se_e2_a only) runs the embedding nets, networks or tables, in fp32; the environment
- * matrix, the descriptor sums, the fitting nets, forces, virial and energies stay in double.
- * Returns HMD_OK, HMD_ENOTSUP (no device; a model kind the GPU path does not have; mixed with
- * DPA-1), HMD_ENOMEM. */
+ * mixed) runs the descriptor's networks in fp32: the se_e2_a embedding (networks or tables),
+ * DPA-1's embedding and attention; the environment matrix, the descriptor sums, the fitting
+ * nets, forces, virial and energies stay in double. Returns HMD_OK, HMD_ENOTSUP (no device; a
+ * model kind the GPU path does not have), HMD_ENOMEM. */
 int hmd_cuda_dp_create(struct hmd_cuda_dp **dp, const struct hmd_dp_model *m, bool mixed);
 
 /* hmd_dp_compute_cpu on the GPU, same arguments and results except that the neighbour list is

@@ -1,10 +1,12 @@
-/* Deep Potential energies, forces and virial on the GPU in double: the twin of nnp/dp_eval.c for
- * se_e2_a (networks or compressed tables). One thread block per centre atom for the neighbour
- * selection and the descriptor (forward, then backward with the embedding recomputed), cuBLAS
- * for the fitting nets over all atoms of a type at once. Forces are summed with atomics, so the
- * last bits of a force depend on the scheduling; energies do not. With precision = mixed the
- * embedding (its layers or its tables) runs in fp32: the descriptor kernels are templates on
- * the embedding's scalar A (double or float), everything around it stays in double. */
+/* Deep Potential energies, forces and virial on the GPU: the twin of nnp/dp_eval.c for se_e2_a
+ * (networks or compressed tables; DPA-1's descriptor is dpa1_eval.cu). Per-centre kernels: one
+ * thread block per centre atom for the neighbour selection and the descriptor (forward, then
+ * backward with the embedding recomputed); networks go over all slots of a chunk instead (the
+ * section "se_e2_a over all slots"). cuBLAS runs the fitting nets over all atoms of a type at
+ * once. Forces are summed with atomics, so the last bits of a force depend on the scheduling;
+ * energies do not. With precision = mixed the embedding (its layers or its tables) runs in
+ * fp32: the descriptor kernels are templates on the embedding's scalar A (double or float),
+ * over all slots the fused kernel holds it; everything around it stays in double. */
 #include "cuda/cuda_internal.cuh"
 
 #include "cuda/cuda_api.h"
@@ -654,7 +656,7 @@ unsigned blocks_for(size_t n, int threads)
     return (unsigned)((n + threads - 1) / threads);
 }
 
-/* ---- se_e2_a over all slots of a chunk (the default for networks in double) -----------------
+/* ---- se_e2_a over all slots of a chunk (the default for networks) -----------------------------
  * Every slot of a chunk, empty ones included, laid out by type block: slot (row, j) of block
  * tau = block_of_slot(j) is entry rows * sel_offset[tau] + row * sel[tau] + (j - sel_offset[tau])
  * (slot_index). Each embedding net then sees a fixed rows x sel[tau] matrix whatever the
@@ -999,7 +1001,7 @@ struct hmd_cuda_dp {
     void *blas_workspace; /* given to cuBLAS so graph capture never allocates */
     hmd_cuda_nbr nl;
     hmd_cuda_dpa1 *dpa1; /* the DPA-1 descriptor, or NULL for se_e2_a */
-    bool mixed;          /* precision = mixed: the se_e2_a embedding in fp32 */
+    bool mixed;          /* precision = mixed: the descriptor's networks in fp32 */
     int type0;           /* DPA-1: type of the system's atom 0 (empty slots) */
     size_t bytes;
     unsigned long generation;
