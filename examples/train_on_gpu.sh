@@ -14,8 +14,8 @@
 # examples/protein/protein_dpa1.dp; DeePMD-kit's --init-frz-model) with its learning rate
 # restarting at START_LR (default 2e-4), so that a training goes on over several calls.
 # The device run's carry limit (64 MiB) holds the tracked files and .gpudeps/py only without
-# the large test models: move tests/data/models/*.dp of more than 1 MB aside for the call
-# (training does not read them).
+# the large test models: `bash bench/gpu_single/models_aside.sh out` before the call, `back`
+# after (training does not read them).
 set -uo pipefail
 BUDGET=${1:-480}
 OUT=$(mkdir -p "${OUT:-out}" && cd "${OUT:-out}" && pwd)

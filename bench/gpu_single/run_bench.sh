@@ -13,7 +13,8 @@
 # DeepPot.eval and the network (forward_lower) alone with a prebuilt list, medians after
 # warm-up. Writes $OUT/halomd_*.json (perf records), $OUT/deepmd_*.json, and the summary
 # $OUT/gpu_single.json (bench/gpu_single/summarize.py).
-# Usage, from the repository root on the node (carry .gpudeps): bash bench/gpu_single/run_bench.sh
+# Usage, from the repository root on the node (carry .gpudeps, with the large test models moved
+# aside for the carry limit: bench/gpu_single/models_aside.sh): bash bench/gpu_single/run_bench.sh
 # DPA1=0 leaves out the DPA-1 cases (model building included); SWEEP lists the sweep's sizes.
 set -uo pipefail
 OUT=${OUT:-out}
