@@ -693,6 +693,20 @@ __global__ void slots_env(const hmd_cuda_model *mp, int rows, const double *x, c
     }
 }
 
+/* Unit o of an embedding net's first layer (1 -> n_out) at input x, in scalar A: value a and
+ * tangent t = da/dx, the skip included. */
+template <typename A>
+__device__ void first_layer_unit(const hmd_cuda_layer &L, int o, A x, A &a, A &t)
+{
+    typedef precision<A> P;
+    const A *w = P::w(L), *b = P::b(L);
+    layer_unit<true>(L, o, x * w[o] + (b ? b[o] : A(0)), w[o], a, t);
+    if (L.resnet != HMD_RESNET_NONE) { /* n_in = 1: the input itself, and dx/dx = 1 */
+        a += x;
+        t += A(1);
+    }
+}
+
 /* The first layer (1 -> n_out) of n inputs s in double, layer by layer: values into
  * out[0 .. n) and tangents d/ds into out[n .. 2n) (rows of n_out). */
 __global__ void slots_first_layer(size_t n, hmd_cuda_layer L, const double *s, double *out)
@@ -701,23 +715,15 @@ __global__ void slots_first_layer(size_t n, hmd_cuda_layer L, const double *s, d
     if (e >= n * L.n_out) {
         return;
     }
-    const size_t r = e / L.n_out;
-    const int o = (int)(e % L.n_out);
     double a, t;
-    layer_unit<true>(L, o, s[r] * L.w[o] + (L.b ? L.b[o] : 0.0), L.w[o], a, t);
-    if (L.resnet != HMD_RESNET_NONE) { /* n_in = 1: the input itself, and ds/ds = 1 */
-        a += s[r];
-        t += 1.0;
-    }
+    first_layer_unit(L, (int)(e % L.n_out), s[e / L.n_out], a, t);
     out[e] = a;
     out[n * L.n_out + e] = t;
 }
 
 /* After the product z = in W over the stacked rows (values [0, n), tangents [n, 2n)), in
- * double: values act(z + b) idt + skip, tangents act'(.) (t W) idt + skip, into out (which
- * may be z itself). */
-__global__ void slots_layer(size_t n, hmd_cuda_layer L, const double *in, const double *z,
-                            double *out)
+ * double, in place: values act(z + b) idt + skip, tangents act'(.) (t W) idt + skip. */
+__global__ void slots_layer(size_t n, hmd_cuda_layer L, const double *in, double *z)
 {
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n * L.n_out) {
@@ -732,8 +738,8 @@ __global__ void slots_layer(size_t n, hmd_cuda_layer L, const double *in, const 
         a += in[r * L.n_in + oi];
         t += in[n * L.n_in + r * L.n_in + oi];
     }
-    out[e] = a;
-    out[nt + e] = t;
+    z[e] = a;
+    z[nt + e] = t;
 }
 
 /* ---- precision = mixed: the whole embedding net in one kernel, a tile of slots per block ----
@@ -804,11 +810,11 @@ __device__ void fused_layer(const hmd_cuda_layer &L, int rows, int ld, const flo
     for (int e = threadIdx.x; e < n_out * groups; e += blockDim.x) {
         const int o = e % n_out, r0 = (e / n_out) * FUSED_RG;
         float z[FUSED_RG], dz[FUSED_RG];
-        const float bias = b ? b[o] : float(0);
+        const float bias = b ? b[o] : 0.0f;
 #pragma unroll
         for (int i = 0; i < FUSED_RG; i++) {
             z[i] = bias;
-            dz[i] = float(0);
+            dz[i] = 0.0f;
         }
         for (int q = 0; q < n_in; q++) {
             const float wq = w[(size_t)q * n_out + o];
@@ -850,28 +856,20 @@ __global__ void __launch_bounds__(FUSED_MAX_THREADS)
     slots_embed_fused(const hmd_cuda_model *mp, int k, size_t n, int tile, const double *s,
                       double *out)
 {
-    typedef precision<float> P;
     extern __shared__ __align__(16) unsigned char fused_raw[];
     const hmd_cuda_net &net = mp->emb[k];
     const int ld = fused_ld(tile);
-    float *const buf0 = reinterpret_cast<float *>(fused_raw), *const buf1 =
-                                                                  buf0 +
-                                                                  2 * (size_t)mp->max_width * ld;
+    float *const buf0 = reinterpret_cast<float *>(fused_raw);
+    float *const buf1 = buf0 + 2 * (size_t)mp->max_width * ld;
     const size_t row0 = (size_t)blockIdx.x * tile;
     const int rows = (int)min((size_t)tile, n - row0);
     { /* the first layer (1 -> n_out), elementwise; rows beyond the end get s = 0 */
         const hmd_cuda_layer &L = net.L[0];
-        const float *w = P::w(L), *b = P::b(L);
         const int n_out = L.n_out;
         for (int e = threadIdx.x; e < n_out * tile; e += blockDim.x) {
             const int o = e / tile, r = e % tile;
-            const float x = r < rows ? float(s[row0 + r]) : float(0);
             float a, t;
-            layer_unit<true>(L, o, x * w[o] + (b ? b[o] : float(0)), w[o], a, t);
-            if (L.resnet != HMD_RESNET_NONE) { /* n_in = 1: the input itself, and ds/ds = 1 */
-                a += x;
-                t += float(1);
-            }
+            first_layer_unit(L, o, r < rows ? float(s[row0 + r]) : 0.0f, a, t);
             if (net.nlayers == 1) {
                 if (r < rows) {
                     out[(row0 + r) * n_out + o] = a;
@@ -1575,7 +1573,7 @@ int slots_embed_layers(hmd_cuda_dp *dp, int k, size_t n, const double *s, double
                 CUBLAS_STATUS_SUCCESS) {
                 return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: embedding layer %d failed", l);
             }
-            slots_layer<<<blocks, T, 0, dp->stream>>>(n, L, in, z, z);
+            slots_layer<<<blocks, T, 0, dp->stream>>>(n, L, in, z);
             HMD_CUDA_LAUNCHED("slots_layer");
         }
         in = next;
