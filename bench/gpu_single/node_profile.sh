@@ -3,6 +3,7 @@
 # steps of the 12,288-atom water box (network model in double and in mixed precision, the
 # compressed model) and one of the 15,668-atom protein with its DPA-1 model (double, mixed).
 # Needs build-gpu (node_build.sh). Usage: bash bench/gpu_single/node_profile.sh [steps]
+# CASES lists the cases to profile (default: double mixed compressed dpa1 dpa1_mixed).
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT" /tmp/hp
@@ -10,6 +11,7 @@ export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:
 H=$PWD/build-gpu/halomd W=$PWD/examples/water
 steps=${1:-3}
 P=$PWD/examples/protein
+CASES=${CASES:-"double mixed compressed dpa1 dpa1_mixed"}
 # name model conf steps [setting]
 for c in "double $W/water.dp $W/water_12288.gro $steps" \
          "mixed $W/water.dp $W/water_12288.gro $steps precision=mixed" \
@@ -17,6 +19,7 @@ for c in "double $W/water.dp $W/water_12288.gro $steps" \
          "dpa1 $P/protein_dpa1.dp $P/protein.gro 1" \
          "dpa1_mixed $P/protein_dpa1.dp $P/protein.gro 1 precision=mixed"; do
   set -- $c
+  grep -qw "$1" <<< "$CASES" || continue
   extra=""; [ $# -ge 5 ] && extra="-set $5"
   (cd /tmp/hp && ncu --clock-control none --metrics gpu__time_duration.sum --csv \
     $H run -backend cuda -m $2 -c $3 -nsteps $4 -deffnm p$1 \

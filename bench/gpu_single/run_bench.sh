@@ -15,7 +15,8 @@
 # $OUT/gpu_single.json (bench/gpu_single/summarize.py).
 # Usage, from the repository root on the node (carry .gpudeps, with the large test models moved
 # aside for the carry limit: bench/gpu_single/models_aside.sh): bash bench/gpu_single/run_bench.sh
-# DPA1=0 leaves out the DPA-1 cases (model building included); SWEEP lists the sweep's sizes.
+# DPA1=0 leaves out the DPA-1 cases (model building included), WATER=0 the se_e2_a water cases
+# (halomd's and DeePMD-kit's); SWEEP lists the sweep's sizes (SWEEP= none).
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT"
@@ -24,7 +25,7 @@ export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:
 bash bench/gpu_single/node_build.sh || exit 1
 H=$PWD/build-gpu/halomd W=$PWD/examples/water P=$PWD/examples/protein T=/tmp/halomd_bench
 mkdir -p $T
-DPA1=${DPA1:-1}
+DPA1=${DPA1:-1} WATER=${WATER:-1}
 if [ "$DPA1" = 1 ]; then
   PYTHONPATH=$PWD/.gpudeps/py python3 bench/gpu_single/make_bench_models.py $T > $T/models.log 2>&1 ||
     tail -5 $T/models.log
@@ -41,17 +42,19 @@ run_case() {
   cp $T/$name.perf.json "$OUT/halomd_$name.json"
   cp $T/$name.log "$OUT/halomd_$name.log"
 }
-run_case water_double $W/water.dp water_12288.gro 100
-run_case water_compressed $W/water.dp water_12288.gro 100 -set model-compress=yes
-run_case small_double $W/water.dp water_1536.gro 100
-run_case small_compressed $W/water.dp water_1536.gro 100 -set model-compress=yes
+[ "$WATER" = 1 ] && run_case water_double $W/water.dp water_12288.gro 100
+[ "$WATER" = 1 ] && run_case water_compressed $W/water.dp water_12288.gro 100 \
+  -set model-compress=yes
+[ "$WATER" = 1 ] && run_case small_double $W/water.dp water_1536.gro 100
+[ "$WATER" = 1 ] && run_case small_compressed $W/water.dp water_1536.gro 100 \
+  -set model-compress=yes
 [ "$DPA1" = 1 ] && run_case dpa1_protein $T/protein_dpa1_1p6m.dp $P/protein.gro 10
-run_case water_mixed $W/water.dp water_12288.gro 100 -set precision=mixed
-run_case water_compressed_mixed $W/water.dp water_12288.gro 100 -set model-compress=yes \
-  -set precision=mixed
-run_case small_mixed $W/water.dp water_1536.gro 100 -set precision=mixed
-run_case small_compressed_mixed $W/water.dp water_1536.gro 100 -set model-compress=yes \
-  -set precision=mixed
+[ "$WATER" = 1 ] && run_case water_mixed $W/water.dp water_12288.gro 100 -set precision=mixed
+[ "$WATER" = 1 ] && run_case water_compressed_mixed $W/water.dp water_12288.gro 100 \
+  -set model-compress=yes -set precision=mixed
+[ "$WATER" = 1 ] && run_case small_mixed $W/water.dp water_1536.gro 100 -set precision=mixed
+[ "$WATER" = 1 ] && run_case small_compressed_mixed $W/water.dp water_1536.gro 100 \
+  -set model-compress=yes -set precision=mixed
 [ "$DPA1" = 1 ] && run_case dpa1_protein_mixed $T/protein_dpa1_1p6m.dp $P/protein.gro 10 \
   -set precision=mixed
 # the same DPA-1 on the 1,536-atom water box, which DeePMD-kit can hold
@@ -59,7 +62,7 @@ run_case small_compressed_mixed $W/water.dp water_1536.gro 100 -set model-compre
 [ "$DPA1" = 1 ] && run_case dpa1_water_1536_mixed $T/protein_dpa1_1p6m.dp water_1536.gro 10 \
   -set precision=mixed
 
-OUT=$OUT CASE_TIMEOUT=240 bash bench/gpu_single/deepmd_cases.sh \
+[ "$WATER" = 1 ] && OUT=$OUT CASE_TIMEOUT=240 bash bench/gpu_single/deepmd_cases.sh \
   examples/water/water.dp:examples/water/water_12288.gro \
   examples/water/water.dp:examples/water/water_1536.gro
 # DPA-1: DeepPot.eval runs out of memory on one H200 (seen 2026-11-30); the network alone
@@ -74,7 +77,7 @@ if [ "$DPA1" = 1 ]; then
     echo "DeePMD-kit DPA-1 on water_1536: $(grep -i -m1 "error" "$OUT/deepmd_dpa1_water.log")"
 fi
 # size sweep of the compressed model, last (the largest boxes take minutes to write)
-SWEEP=${SWEEP:-"1536 12288 98304 786432 25165824"}
+SWEEP=${SWEEP-"1536 12288 98304 786432 25165824"}
 for a in $SWEEP; do
   [ -f $T/water_$a.gro ] || python3 $W/make_water.py -n $((a / 3)) -o $T/water_$a.gro \
     > $T/make_water_$a.log 2>&1 || tail -3 $T/make_water_$a.log
