@@ -17,12 +17,12 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                                \
-    do {                                                                                        \
-        if ((x) != 0) {                                                                         \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                      \
-            exit(1);                                                                            \
-        }                                                                                       \
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        if ((x) != 0) {                                                                            \
+            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                         \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* Deterministic values in [-1, 1) scaled by s. */
@@ -96,7 +96,10 @@ __global__ void k_max_err(size_t n, const float *c, const double *ref, double *o
 
 struct timer {
     cudaEvent_t a, b;
-    timer() { cudaEventCreate(&a), cudaEventCreate(&b); }
+    timer()
+    {
+        cudaEventCreate(&a), cudaEventCreate(&b);
+    }
     template <typename F> double median_ms(F f)
     {
         std::vector<float> t;
@@ -153,7 +156,8 @@ int main(int argc, char **argv)
         const double flop = 2.0 * rows * k * n;
         /* row-major C[rows][n] = X[rows][k] W[k][n], asked of cuBLAS as C^T = W^T X^T */
         auto dgemm = [&] {
-            cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, (int)rows, k, &d1, wd, n, xd, k, &d0, cd, n);
+            cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, (int)rows, k, &d1, wd, n, xd, k, &d0, cd,
+                        n);
         };
         auto sgemm = [&] {
             cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, (int)rows, k, &f1, w, n, x, k, &f0, c, n);
@@ -166,8 +170,8 @@ int main(int argc, char **argv)
         auto split = [&] { k_split_rows<<<4096, 256>>>(rows, k, 0, x, x3); };
         auto tf32x3 = [&] {
             cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, (int)rows, 3 * k, &f1, w3, CUDA_R_32F, n,
-                         x3, CUDA_R_32F, 3 * k, &f0, c, CUDA_R_32F, n,
-                         CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+                         x3, CUDA_R_32F, 3 * k, &f0, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32,
+                         CUBLAS_GEMM_DEFAULT);
         };
         auto run = [&](const char *name, auto fn, bool check) {
             const double ms = tm.median_ms(fn);
@@ -179,8 +183,9 @@ int main(int argc, char **argv)
             }
             printf("%-28s %6d %6d %9.3f %9.1f %10.2e\n", name, k, n, ms, flop / ms / 1e9,
                    check ? e[0] / e[1] : 0.0);
-            fprintf(f, "%s{\"product\": \"%s\", \"k\": %d, \"n\": %d, \"ms\": %.4f, "
-                       "\"tflops\": %.2f, \"max_rel_err\": %.3e}",
+            fprintf(f,
+                    "%s{\"product\": \"%s\", \"k\": %d, \"n\": %d, \"ms\": %.4f, "
+                    "\"tflops\": %.2f, \"max_rel_err\": %.3e}",
                     first ? "" : ",\n", name, k, n, ms, flop / ms / 1e9, check ? e[0] / e[1] : 0.0);
             first = false;
         };
@@ -206,8 +211,8 @@ int main(int argc, char **argv)
         const long long sq = (long long)n * 3 * H, ss = (long long)n * n;
         const double flop = 2.0 * batch * n * n * H;
         auto s32 = [&] {
-            cublasSgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, H, &f1, qkv + H, 3 * H,
-                                      sq, qkv, 3 * H, sq, &f0, S, n, ss, batch);
+            cublasSgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, H, &f1, qkv + H, 3 * H, sq,
+                                      qkv, 3 * H, sq, &f0, S, n, ss, batch);
         };
         auto t32 = [&] {
             cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, H, &f1, qkv + H,
@@ -218,8 +223,9 @@ int main(int argc, char **argv)
         const double a = tm.median_ms(s32), b = tm.median_ms(t32);
         printf("%-28s %6d %6d %9.3f %9.1f\n", "Q K^T batched sgemm", H, n, a, flop / a / 1e9);
         printf("%-28s %6d %6d %9.3f %9.1f\n", "Q K^T batched tf32", H, n, b, flop / b / 1e9);
-        fprintf(f, ",\n{\"product\": \"Q K^T batched sgemm\", \"ms\": %.4f, \"tflops\": %.2f},\n"
-                   "{\"product\": \"Q K^T batched tf32\", \"ms\": %.4f, \"tflops\": %.2f}",
+        fprintf(f,
+                ",\n{\"product\": \"Q K^T batched sgemm\", \"ms\": %.4f, \"tflops\": %.2f},\n"
+                "{\"product\": \"Q K^T batched tf32\", \"ms\": %.4f, \"tflops\": %.2f}",
                 a, flop / a / 1e9, b, flop / b / 1e9);
         cudaFree(qkv), cudaFree(S);
     }

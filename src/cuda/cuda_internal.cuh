@@ -99,8 +99,10 @@ struct hmd_cuda_model {
     unsigned char exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* descriptor */
     unsigned char pair_exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* model level */
     struct hmd_cuda_net emb[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];
-    struct hmd_emb_table table[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];  /* coef on device */
-    const float *table_coef_f32[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* mixed: fp32 coef */
+    /* compressed: coef on the device (layout as on the host), and in mixed precision its fp32
+     * copy */
+    struct hmd_emb_table table[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];
+    const float *table_coef_f32[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];
     /* atomic energy of a home atom of type t from its fitting output y: e_scale[t] y + e_add[t]
      * (bias_atom_e, out_bias, fitting and atom exclusions folded in) */
     double e_scale[HMD_CUDA_MAX_TYPES], e_add[HMD_CUDA_MAX_TYPES];

@@ -2,7 +2,8 @@
  * (networks or compressed tables; DPA-1's descriptor is dpa1_eval.cu). Per-centre kernels: one
  * thread block per centre atom for the neighbour selection and the descriptor (forward, then
  * backward with the embedding recomputed); networks go over all slots of a chunk instead (the
- * section "se_e2_a over all slots"). cuBLAS runs the fitting nets over all atoms of a type at
+ * section "se_e2_a over all slots"), compressed tables one warp per centre (the section
+ * "compressed tables"). cuBLAS runs the fitting nets over all atoms of a type at
  * once. Forces are summed with atomics, so the last bits of a force depend on the scheduling;
  * energies do not. With precision = mixed the embedding (its layers or its tables) runs in
  * fp32: the descriptor kernels are templates on the embedding's scalar A (double or float),
@@ -207,13 +208,11 @@ __device__ void embed_layer(const hmd_cuda_layer &L, int rows, int n_in, const I
 struct smem {
     double *R;     /* [nnei][4] */
     double *s;     /* [NB] batch inputs */
-    double *xr;    /* [2 NB] compressed: position in the interval, and the input beyond it */
     double *T;     /* [M][4] */
     double *gamma; /* [4][M] */
     double *vir;   /* [9] */
     double *jac;   /* [nnei][4][3] dR/dd of every slot (the backward pass) */
     void *buf;     /* [4 NB max_width] of the embedding's scalar */
-    int *interval; /* [NB] compressed: table interval of each input */
     int *live;     /* [nnei] live slots of each block, back to back from the block start */
     int *nlive;    /* [ntypes] */
     int *filled;   /* [ntypes] occupied slots of each block */
@@ -232,26 +231,23 @@ __host__ __device__ size_t smem_bytes(int nnei, int M, int max_width, int ntypes
                                       size_t abytes)
 {
     const size_t doubles =
-        (size_t)nnei * (jac ? 16 : 4) + 3 * NB + (size_t)M * 8 + 9 + buf_doubles(max_width, abytes);
-    return doubles * sizeof(double) + sizeof(int) * (NB + (size_t)nnei + 2 * ntypes);
+        (size_t)nnei * (jac ? 16 : 4) + NB + (size_t)M * 8 + 9 + buf_doubles(max_width, abytes);
+    return doubles * sizeof(double) + sizeof(int) * ((size_t)nnei + 2 * ntypes);
 }
 
-/* The regions of smem in the dynamic shared memory at base (smem_bytes of it); the xr and
- * interval scratch of the compressed tables is laid out for network models too. */
+/* The regions of smem in the dynamic shared memory at base (smem_bytes of it). */
 __device__ smem carve(const hmd_cuda_model &m, double *base, bool jac, size_t abytes)
 {
     smem s;
     s.R = base;
     s.s = s.R + (size_t)m.nnei * 4;
-    s.xr = s.s + NB;
-    s.T = s.xr + 2 * NB;
+    s.T = s.s + NB;
     s.gamma = s.T + (size_t)m.M * 4;
     s.vir = s.gamma + (size_t)m.M * 4;
     s.jac = s.vir + 9;
     double *buf = s.jac + (jac ? (size_t)m.nnei * 12 : 0);
     s.buf = buf;
-    s.interval = (int *)(buf + buf_doubles(m.max_width, abytes));
-    s.live = s.interval + NB;
+    s.live = (int *)(buf + buf_doubles(m.max_width, abytes));
     s.nlive = s.live + m.nnei;
     s.filled = s.nlive + m.ntypes;
     return s;
@@ -264,34 +260,6 @@ __device__ void embed(const hmd_cuda_model &m, int k, int rows, smem &sm, const 
 {
     const int W = NB * m.max_width;
     A *va = (A *)sm.buf, *vb = va + W, *ta = vb + W, *tb = ta + W;
-    if (m.compressed) {
-        const hmd_emb_table &t = m.table[k];
-        const A *coef = precision<A>::coef(m, k);
-        const int M = m.M;
-        if (threadIdx.x < rows) { /* one interval search per input, in double */
-            const int r = threadIdx.x;
-            sm.interval[r] = hmd_emb_table_locate(&t, sm.s[r], &sm.xr[r], &sm.xr[NB + r]);
-        }
-        __syncthreads();
-        for (int e = threadIdx.x; e < rows * M; e += blockDim.x) {
-            const int r = e / M, o = e % M;
-            const A xr = A(sm.xr[r]), delta = A(sm.xr[NB + r]);
-            const A *a0 = coef + (size_t)sm.interval[r] * 6 * M;
-            const A *a1 = a0 + M, *a2 = a1 + M, *a3 = a2 + M, *a4 = a3 + M, *a5 = a4 + M;
-            const A p =
-                a0[o] + (a1[o] + (a2[o] + (a3[o] + (a4[o] + a5[o] * xr) * xr) * xr) * xr) * xr;
-            const A dp =
-                a1[o] + (2 * a2[o] + (3 * a3[o] + (4 * a4[o] + 5 * a5[o] * xr) * xr) * xr) * xr;
-            va[e] = p + dp * delta;
-            if (GRAD) {
-                ta[e] = dp;
-            }
-        }
-        __syncthreads();
-        *y = va;
-        *dy = ta;
-        return;
-    }
     const hmd_cuda_net &net = m.emb[k];
     const A *vin = NULL, *tin = NULL;
     for (int l = 0; l < net.nlayers; l++) {
@@ -528,17 +496,19 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
     /* dD staged in shared memory when it fits in buf (buf_doubles doubles, free until the
      * embedding), else read from global memory */
     const double *dDs = dD;
-    if ((size_t)M * M2 <= buf_doubles(m.max_width, sizeof(A))) {
+    int ld = M2;
+    if ((size_t)M * (M2 + 1) <= buf_doubles(m.max_width, sizeof(A))) {
         double *staged = (double *)s.buf;
+        ld = M2 + 1; /* padded rows: no bank conflicts (gamma_from_dD) */
         for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
-            staged[e] = dD[e];
+            staged[(e / M2) * ld + e % M2] = dD[e];
         }
         dDs = staged;
         __syncthreads();
     }
     for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
         const int a = e % M, c = e / M;
-        s.gamma[(size_t)c * M + a] = hmd_descriptor_grad_T(dDs, s.T, M, M2, a, c) * inv;
+        s.gamma[(size_t)c * M + a] = hmd_descriptor_grad_T(dDs, ld, s.T, M, M2, a, c) * inv;
     }
     __syncthreads(); /* buf is the embedding's again */
     rows_of_centre(m, i, ti, slots, x, s, true);
@@ -891,19 +861,22 @@ __global__ void __launch_bounds__(FUSED_MAX_THREADS)
 
 /* T of each row += the padding's share of every block (descriptor_forward's pad term), then D
  * from T (one block per row; T [rows][M][4] holds the live slots' sum / nnei on entry). */
-__global__ void slots_pad_and_D(const hmd_cuda_model *mp, const int *type, const int *idx,
-                                const int *slots_all, double *T, double *D)
+__global__ void pad_and_D(const hmd_cuda_model *mp, const int *type, const int *idx,
+                          const int *slots_all, double *T, double *D)
 {
     const hmd_cuda_model &m = *mp;
     __shared__ int filled[HMD_CUDA_MAX_TYPES];
     const int row = blockIdx.x, ti = type[idx[row]], M = m.M, M2 = m.M2;
     const int *slots = slots_all + (size_t)row * m.nnei;
-    if (threadIdx.x < m.ntypes) {
+    for (int tau = 0; tau < m.ntypes; tau++) { /* occupied slots of each block, block-wide */
+        const int j1 = m.sel_offset[tau + 1];
         int n = 0;
-        for (int j = m.sel_offset[threadIdx.x]; j < m.sel_offset[threadIdx.x + 1]; j++) {
-            n += slots[j] >= 0;
+        for (int j = m.sel_offset[tau] + threadIdx.x; j - threadIdx.x < j1; j += blockDim.x) {
+            n += __syncthreads_count(j < j1 && slots[j] >= 0);
         }
-        filled[threadIdx.x] = n;
+        if (threadIdx.x == 0) {
+            filled[tau] = n;
+        }
     }
     __syncthreads();
     double *Tr = T + (size_t)row * M * 4;
@@ -925,18 +898,42 @@ __global__ void slots_pad_and_D(const hmd_cuda_model *mp, const int *type, const
     }
 }
 
-/* gamma [rows][4][M] = dE/dT / nnei from dE/dD (descriptor_backward's first part). */
-__global__ void slots_gamma(const hmd_cuda_model *mp, const double *T, const double *dD,
-                            double *gamma)
+/* gamma [rows][4][M] = dE/dT / nnei from dE/dD (descriptor_backward's first part), with the
+ * row's dE/dD (rows padded to M2 + 1, against bank conflicts) and T first copied into shared
+ * memory when `staged` (gamma_smem_bytes). */
+__global__ void gamma_from_dD(const hmd_cuda_model *mp, const double *T, const double *dD,
+                              double *gamma, bool staged)
 {
+    extern __shared__ double stage[];
     const hmd_cuda_model &m = *mp;
     const int row = blockIdx.x, M = m.M, M2 = m.M2;
     const double *Tr = T + (size_t)row * M * 4, *dDr = dD + (size_t)row * M * M2;
+    int ld = M2;
+    if (staged) {
+        ld = M2 + 1;
+        for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
+            stage[(e / M2) * ld + e % M2] = dDr[e];
+        }
+        for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
+            stage[M * ld + e] = Tr[e];
+        }
+        __syncthreads();
+        dDr = stage;
+        Tr = stage + M * ld;
+    }
     for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
         const int a = e % M, c = e / M;
         gamma[(size_t)row * 4 * M + (size_t)c * M + a] =
-            hmd_descriptor_grad_T(dDr, Tr, M, M2, a, c) / m.nnei;
+            hmd_descriptor_grad_T(dDr, ld, Tr, M, M2, a, c) / m.nnei;
     }
+}
+
+/* Dynamic shared memory of gamma_from_dD: a row's padded dE/dD and T, or 0 (read where they
+ * are) when that exceeds the default 48 kB. */
+size_t gamma_smem_bytes(const hmd_cuda_model &g)
+{
+    const size_t bytes = ((size_t)g.M * (g.M2 + 1) + 4 * (size_t)g.M) * sizeof(double);
+    return bytes <= 48 * 1024 ? bytes : 0;
 }
 
 /* Forces and virial from px = G gamma and py = dG gamma ([slot][4] each, block layout) of every
@@ -980,6 +977,258 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
     if (threadIdx.x < 9) {
         atomicAdd(&virial[threadIdx.x], vir[threadIdx.x]);
     }
+}
+
+/* ---- compressed tables: one warp per centre ---------------------------------------------------
+ *
+ * The embedding of a compressed model is a quintic per interval of s and output, coefficients
+ * [interval][a0..a5][M] as on the host. Both kernels give each lane the outputs a = lane + 32 h
+ * and walk the centre's live slots, so that each load of the warp reads 32 consecutive outputs
+ * of one coefficient (a lane per slot would read 32 scattered rows at once). The forward kernel
+ * sums G (x) R in registers; the backward kernel sums each slot's G gamma and dG gamma over the
+ * warp (warp_sum8). Neither needs a block barrier (the per-centre kernels above take NB slots
+ * between two barriers). */
+
+constexpr int TAB_WARPS = 4; /* centres per block */
+
+/* The quintic of one output at offset xr into its interval (coefficient k at c[k M]) and its
+ * slope, extended linearly by delta beyond the table (hmd_emb_table_eval's arithmetic, in scalar
+ * A). */
+template <typename A> __device__ void table_unit(const A *c, int M, A xr, A delta, A &g, A &dg)
+{
+    const A a0 = c[0], a1 = c[M], a2 = c[2 * M], a3 = c[3 * M], a4 = c[4 * M], a5 = c[5 * M];
+    const A v = a0 + (a1 + (a2 + (a3 + (a4 + a5 * xr) * xr) * xr) * xr) * xr;
+    dg = a1 + (2 * a2 + (3 * a3 + (4 * a4 + 5 * a5 * xr) * xr) * xr) * xr;
+    g = v + dg * delta;
+}
+
+/* The live slots of a centre (occupied, type pair not excluded) in slot order into list (warp
+ * wide, all lanes); returns their count. */
+__device__ int warp_live_slots(const hmd_cuda_model &m, int ti, const int *slots, int *list)
+{
+    const int lane = threadIdx.x % 32;
+    int n = 0;
+    for (int j0 = 0; j0 < m.nnei; j0 += 32) {
+        const int j = j0 + lane;
+        const bool live =
+            j < m.nnei && slots[j] >= 0 && !m.exclude[ti * m.ntypes + block_of_slot(m, j)];
+        const unsigned ballot = __ballot_sync(0xffffffffu, live);
+        if (live) {
+            list[n + __popc(ballot & ((1u << lane) - 1))] = j;
+        }
+        n += __popc(ballot);
+    }
+    __syncwarp();
+    return n;
+}
+
+/* T [rows][M][4] = (sum over live slots of G (x) R) / nnei of every centre of the chunk
+ * (descriptor_forward without the padding and D, which pad_and_D adds), the table in scalar A.
+ * One warp per centre, OUT >= M / 32 outputs per lane; dynamic shared memory: TAB_WARPS nnei
+ * ints. */
+template <typename A, int OUT>
+__global__ void __launch_bounds__(32 * TAB_WARPS)
+    compressed_forward(const hmd_cuda_model *mp, int rows, const double *x, const int *type,
+                       const int *idx, const int *slots_all, double *T_out)
+{
+    const hmd_cuda_model &m = *mp;
+    extern __shared__ int tab_list[];
+    const int lane = threadIdx.x % 32, row = blockIdx.x * TAB_WARPS + threadIdx.x / 32;
+    if (row >= rows) {
+        return; /* a whole warp: the kernel has no block barrier */
+    }
+    const int i = idx[row], ti = type[i], M = m.M;
+    const int *slots = slots_all + (size_t)row * m.nnei;
+    int *list = tab_list + (threadIdx.x / 32) * m.nnei;
+    const int n = warp_live_slots(m, ti, slots, list);
+    double acc[OUT][4] = {};
+    for (int b0 = 0; b0 < n; b0 += 32) {
+        /* lane q places slot b0 + q; the warp then walks them */
+        double R[4] = {0, 0, 0, 0}, xr = 0, delta = 0;
+        int iv = 0, k = 0;
+        if (b0 + lane < n) {
+            const int j = list[b0 + lane], tau = block_of_slot(m, j);
+            slot_row(m, i, ti, tau, j, slots[j], x, R, NULL);
+            k = net_index(m, ti, tau);
+            iv = hmd_emb_table_locate(&m.table[k], R[0], &xr, &delta);
+        }
+        const int nq = min(32, n - b0);
+        for (int q = 0; q < nq; q++) {
+            double Rq[4];
+            for (int c = 0; c < 4; c++) {
+                Rq[c] = __shfl_sync(0xffffffffu, R[c], q);
+            }
+            const A xq = A(__shfl_sync(0xffffffffu, xr, q));
+            const A dq = A(__shfl_sync(0xffffffffu, delta, q));
+            const int kq = __shfl_sync(0xffffffffu, k, q);
+            const A *coef =
+                precision<A>::coef(m, kq) + (size_t)__shfl_sync(0xffffffffu, iv, q) * 6 * M;
+#pragma unroll
+            for (int h = 0; h < OUT; h++) {
+                const int a = lane + 32 * h;
+                if (a < M) {
+                    A g, dg;
+                    table_unit(coef + a, M, xq, dq, g, dg);
+                    for (int c = 0; c < 4; c++) {
+                        acc[h][c] += (double)g * Rq[c];
+                    }
+                }
+            }
+        }
+    }
+    const double inv = 1.0 / m.nnei;
+#pragma unroll
+    for (int h = 0; h < OUT; h++) {
+        const int a = lane + 32 * h;
+        for (int c = 0; c < 4 && a < M; c++) {
+            T_out[((size_t)row * M + a) * 4 + c] = acc[h][c] * inv;
+        }
+    }
+}
+
+/* One butterfly step over lanes o apart: the lane with bit o set keeps values HALF.. of p[0..2
+ * HALF), its partner the others; each adds the partner's share of what it keeps into p[0..HALF). */
+template <int HALF> __device__ void warp_halve(double p[8], int o)
+{
+    const bool up = (threadIdx.x % 32) & o;
+#pragma unroll
+    for (int v = 0; v < HALF; v++) {
+        const double keep = up ? p[v + HALF] : p[v], send = up ? p[v] : p[v + HALF];
+        p[v] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+    }
+}
+
+/* The warp sums of eight values p[0..7] given by every lane, by a butterfly that halves what
+ * each lane carries at each of its first three steps (9 shuffles instead of 40): returns in
+ * p[0] the sum of value ((lane >> 4) & 1) * 4 + ((lane >> 3) & 1) * 2 + ((lane >> 2) & 1). */
+__device__ int warp_sum8(double p[8])
+{
+    const int lane = threadIdx.x % 32;
+    warp_halve<4>(p, 16);
+    warp_halve<2>(p, 8);
+    warp_halve<1>(p, 4);
+    p[0] += __shfl_xor_sync(0xffffffffu, p[0], 2);
+    p[0] += __shfl_xor_sync(0xffffffffu, p[0], 1);
+    return ((lane >> 4) & 1) * 4 + ((lane >> 3) & 1) * 2 + ((lane >> 2) & 1);
+}
+
+/* Forces and virial of every centre of the chunk from gamma [rows][4][M] (gamma_from_dD), the
+ * table recomputed in scalar A (descriptor_backward's per-slot part). One warp per centre: the
+ * warp walks the live slots as compressed_forward does (lane: outputs lane + 32 h), sums px = G
+ * gamma and py = dG gamma of each slot over the warp and leaves them with lane (slot % 32),
+ * which then adds that slot's forces. Dynamic shared memory: backward_smem_bytes. */
+template <typename A, int OUT>
+__global__ void __launch_bounds__(32 * TAB_WARPS)
+    compressed_backward(const hmd_cuda_model *mp, int rows, int ncount, const double *x,
+                        const int *type, const int *idx, const int *slots_all, const double *gamma,
+                        double *f, double *virial)
+{
+    const hmd_cuda_model &m = *mp;
+    /* [TAB_WARPS][4][32 OUT] gamma, [TAB_WARPS][32][8] px and py of a batch, the slot lists */
+    extern __shared__ double tab_gamma[];
+    __shared__ double vir[9];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int row = blockIdx.x * TAB_WARPS + warp;
+    if (threadIdx.x < 9) {
+        vir[threadIdx.x] = 0.0;
+    }
+    __syncthreads();
+    if (row < rows) { /* a whole warp */
+        const int M = m.M, i = idx[row], ti = type[i];
+        const int *slots = slots_all + (size_t)row * m.nnei;
+        double *batch = tab_gamma + TAB_WARPS * 4 * 32 * OUT + warp * 32 * 8;
+        int *list = (int *)(tab_gamma + TAB_WARPS * (4 * 32 * OUT + 32 * 8)) + warp * m.nnei;
+        const int n = warp_live_slots(m, ti, slots, list);
+        double *gl = tab_gamma + warp * 4 * 32 * OUT; /* [4][32 OUT]: gamma, 0 beyond M */
+        for (int e = lane; e < 4 * 32 * OUT; e += 32) {
+            const int c = e / (32 * OUT), a = e % (32 * OUT);
+            gl[e] = a < M ? gamma[((size_t)row * 4 + c) * M + a] : 0.0;
+        }
+        __syncwarp();
+        double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, fi[3] = {0, 0, 0};
+        for (int b0 = 0; b0 < n; b0 += 32) {
+            const bool mine = b0 + lane < n; /* lane places slot b0 + lane */
+            int j = 0, tau = 0, iv = 0, k = 0;
+            double R[4], xr = 0, delta = 0;
+            if (mine) {
+                j = list[b0 + lane];
+                tau = block_of_slot(m, j);
+                slot_row(m, i, ti, tau, j, slots[j], x, R, NULL);
+                k = net_index(m, ti, tau);
+                iv = hmd_emb_table_locate(&m.table[k], R[0], &xr, &delta);
+            }
+            const int nq = min(32, n - b0);
+            for (int q = 0; q < nq; q++) {
+                const A xq = A(__shfl_sync(0xffffffffu, xr, q));
+                const A dq = A(__shfl_sync(0xffffffffu, delta, q));
+                const int kq = __shfl_sync(0xffffffffu, k, q);
+                const A *coef =
+                    precision<A>::coef(m, kq) + (size_t)__shfl_sync(0xffffffffu, iv, q) * 6 * M;
+                double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+                for (int h = 0; h < OUT; h++) {
+                    const int a = lane + 32 * h;
+                    if (a < M) {
+                        A g, dg;
+                        table_unit(coef + a, M, xq, dq, g, dg);
+                        for (int c = 0; c < 4; c++) {
+                            const double gc = gl[c * 32 * OUT + a];
+                            p[c] += (double)g * gc;
+                            p[4 + c] += (double)dg * gc;
+                        }
+                    }
+                }
+                const int v = warp_sum8(p);
+                if (lane % 4 == 0) {
+                    batch[8 * q + v] = p[0];
+                }
+            }
+            __syncwarp();
+            if (mine) {
+                const double *pxy = batch + 8 * lane; /* px, py of this lane's slot */
+                const int nb = slots[j];
+                double J[4][3], gr[3], d[3];
+                slot_row(m, i, ti, tau, j, nb, x, R, J);
+                slot_grad(pxy, pxy + 4, R, m.dstd + ((size_t)ti * m.nnei + j) * 4, &J[0][0], gr);
+                for (int q = 0; q < 3; q++) {
+                    d[q] = x[3 * nb + q] - x[3 * i + q];
+                    atomicAdd(&f[3 * nb + q], -gr[q]);
+                    fi[q] += gr[q];
+                }
+                for (int u = 0; u < 3; u++) {
+                    for (int v = 0; v < 3; v++) {
+                        w[3 * u + v] -= gr[u] * d[v];
+                    }
+                }
+            }
+            __syncwarp(); /* batch is read before the next batch writes it */
+        }
+        for (int q = 0; q < 3; q++) {
+            fi[q] = warp_sum(fi[q]);
+        }
+        for (int e = 0; e < 9; e++) {
+            w[e] = warp_sum(w[e]);
+        }
+        if (lane == 0) {
+            for (int q = 0; q < 3; q++) {
+                atomicAdd(&f[3 * i + q], fi[q]);
+            }
+            for (int e = 0; e < 9 && i < ncount; e++) {
+                atomicAdd(&vir[e], w[e]);
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < 9) {
+        atomicAdd(&virial[threadIdx.x], vir[threadIdx.x]);
+    }
+}
+
+/* Dynamic shared memory of compressed_backward<A, OUT>: each warp's gamma, px and py of a batch
+ * of slots, and its slot list. */
+size_t backward_smem_bytes(int nnei, int out)
+{
+    return sizeof(double) * TAB_WARPS * (4 * 32 * out + 32 * 8) + sizeof(int) * TAB_WARPS * nnei;
 }
 
 } // namespace
@@ -1109,6 +1358,19 @@ template <typename A> int allow_shared_memory(const hmd_cuda_model &g)
     return HMD_OK;
 }
 
+/* Lets compressed_backward of table scalar A have the shared memory model g needs. */
+template <typename A> int allow_compressed(const hmd_cuda_model &g)
+{
+    constexpr int wide = HMD_CUDA_MAX_M / 32;
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_backward<A, 4>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)backward_smem_bytes(g.nnei, 4)));
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_backward<A, wide>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)backward_smem_bytes(g.nnei, wide)));
+    return HMD_OK;
+}
+
 /* Lets slots_embed_fused have the shared memory of its tile. */
 int allow_fused(int max_width, int tile)
 {
@@ -1116,6 +1378,18 @@ int allow_fused(int max_width, int tile)
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)fused_smem_bytes(tile, max_width)));
     return HMD_OK;
+}
+
+/* The coefficients of table t on the device: *coef, and in mixed precision their fp32 copy
+ * *coef_f32. */
+int upload_table(hmd_cuda_dp *dp, const hmd_emb_table *t, double **coef, const float **coef_f32)
+{
+    const size_t n = (size_t)t->nspline * 6 * t->M;
+    int rc = hmd_cuda_upload(&dp->weights, t->coef, n * sizeof(double), (const void **)coef);
+    if (!rc && dp->mixed) {
+        rc = hmd_cuda_upload_f32(&dp->weights, t->coef, n, coef_f32);
+    }
+    return rc;
 }
 
 int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
@@ -1170,15 +1444,8 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
         if (g.compressed) {
             g.table[k] = se->table[k];
             if (se->table[k].M > 0) {
-                rc = hmd_cuda_upload(&dp->weights, se->table[k].coef,
-                                     (size_t)se->table[k].nspline * 6 * se->M * sizeof(double),
-                                     (const void **)&g.table[k].coef);
+                rc = upload_table(dp, &se->table[k], &g.table[k].coef, &g.table_coef_f32[k]);
             }
-        }
-        if (!rc && g.compressed && dp->mixed && se->table[k].M > 0) {
-            rc =
-                hmd_cuda_upload_f32(&dp->weights, se->table[k].coef,
-                                    (size_t)se->table[k].nspline * 6 * se->M, &g.table_coef_f32[k]);
         }
         if (!rc && se->emb[k].nlayers) {
             rc = hmd_cuda_upload_net(&dp->weights, &se->emb[k], &g.emb[k]);
@@ -1204,8 +1471,11 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
     if (!rc) {
         rc = hmd_cuda_upload(&dp->weights, &g, sizeof g, (const void **)&dp->d_model);
     }
-    if (!rc) {
+    if (!rc && !g.compressed) {
         rc = dp->mixed ? allow_shared_memory<float>(g) : allow_shared_memory<double>(g);
+    }
+    if (!rc && g.compressed) {
+        rc = dp->mixed ? allow_compressed<float>(g) : allow_compressed<double>(g);
     }
     return rc;
 }
@@ -1262,6 +1532,9 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
         rc = device_array(dp, &dp->slots, old * g.nnei, cap * g.nnei);
         if (!rc) {
             rc = device_array(dp, &dp->T, old * g.M * 4, cap * g.M * 4);
+        }
+        if (!rc && g.compressed) { /* the slots path keeps its gamma with its slot arrays */
+            rc = device_array(dp, &dp->gamma, old * g.M * 4, cap * g.M * 4);
         }
         if (!rc) {
             rc = device_array(dp, &dp->fit_buf, dp->fit_buf_doubles, cap * fit);
@@ -1494,7 +1767,7 @@ namespace
 
 /* se_e2_a, chunk by chunk of the centres of each fitting net: neighbour slots, descriptor,
  * fitting (its input gradient written over the descriptor), forces and virial; the embedding
- * in scalar A. */
+ * in scalar A, by the per-centre kernels (networks) or the warp kernels (compressed tables). */
 template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
 {
     const hmd_dp_model *m = dp->host;
@@ -1504,18 +1777,34 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
     const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
     const size_t fwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, false, sizeof(A));
     const size_t bwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, true, sizeof(A));
+    const size_t tab_bytes = sizeof(int) * TAB_WARPS * g.nnei, gamma_bytes = gamma_smem_bytes(g);
     for (int k = 0; k < m->nfit; k++) {
         for (int c0 = dp->fit_start[k]; c0 < dp->fit_start[k + 1]; c0 += dp->cap_rows) {
             const int rows = std::min(dp->cap_rows, dp->fit_start[k + 1] - c0);
             const int *idx = dp->order + c0;
+            const unsigned tab_blocks = (unsigned)((rows + TAB_WARPS - 1) / TAB_WARPS);
             double *X = dp->fit_buf, *Y = X + (size_t)rows * dp->dim, *work = Y + rows;
             format_neighbors<<<rows, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
                                                          dp->nl.count, dp->nl.cap, idx, dp->slots,
                                                          dp->ev + 10);
             HMD_CUDA_LAUNCHED("format_neighbors");
-            descriptor_forward<A><<<rows, T, fwd_bytes, st>>>(dp->d_model, dp->x, dp->type, idx,
-                                                              dp->slots, dp->T, X);
-            HMD_CUDA_LAUNCHED("descriptor_forward");
+            if (g.compressed) {
+                if (g.M <= 128) {
+                    compressed_forward<A, 4><<<tab_blocks, 32 * TAB_WARPS, tab_bytes, st>>>(
+                        dp->d_model, rows, dp->x, dp->type, idx, dp->slots, dp->T);
+                } else {
+                    compressed_forward<A, HMD_CUDA_MAX_M / 32>
+                        <<<tab_blocks, 32 * TAB_WARPS, tab_bytes, st>>>(
+                            dp->d_model, rows, dp->x, dp->type, idx, dp->slots, dp->T);
+                }
+                HMD_CUDA_LAUNCHED("compressed_forward");
+                pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
+                HMD_CUDA_LAUNCHED("pad_and_D");
+            } else {
+                descriptor_forward<A><<<rows, T, fwd_bytes, st>>>(dp->d_model, dp->x, dp->type, idx,
+                                                                  dp->slots, dp->T, X);
+                HMD_CUDA_LAUNCHED("descriptor_forward");
+            }
             int rc = fitting(dp, k, rows, X, Y, work);
             if (rc) {
                 return rc;
@@ -1523,9 +1812,28 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
             gather_rows<<<blocks_for((size_t)rows, 256), 256, 0, st>>>(rows, 1, idx, Y, dp->atom_y,
                                                                        true);
             HMD_CUDA_LAUNCHED("gather_rows");
-            descriptor_backward<A><<<rows, T, bwd_bytes, st>>>(
-                dp->d_model, ncount, dp->x, dp->type, idx, dp->slots, dp->T, X, dp->f, dp->ev);
-            HMD_CUDA_LAUNCHED("descriptor_backward");
+            if (g.compressed) {
+                gamma_from_dD<<<rows, T, gamma_bytes, st>>>(dp->d_model, dp->T, X, dp->gamma,
+                                                            gamma_bytes > 0);
+                HMD_CUDA_LAUNCHED("gamma_from_dD");
+                if (g.M <= 128) {
+                    compressed_backward<A, 4>
+                        <<<tab_blocks, 32 * TAB_WARPS, backward_smem_bytes(g.nnei, 4), st>>>(
+                            dp->d_model, rows, ncount, dp->x, dp->type, idx, dp->slots, dp->gamma,
+                            dp->f, dp->ev);
+                } else {
+                    compressed_backward<A, HMD_CUDA_MAX_M / 32>
+                        <<<tab_blocks, 32 * TAB_WARPS,
+                           backward_smem_bytes(g.nnei, HMD_CUDA_MAX_M / 32), st>>>(
+                            dp->d_model, rows, ncount, dp->x, dp->type, idx, dp->slots, dp->gamma,
+                            dp->f, dp->ev);
+                }
+                HMD_CUDA_LAUNCHED("compressed_backward");
+            } else {
+                descriptor_backward<A><<<rows, T, bwd_bytes, st>>>(
+                    dp->d_model, ncount, dp->x, dp->type, idx, dp->slots, dp->T, X, dp->f, dp->ev);
+                HMD_CUDA_LAUNCHED("descriptor_backward");
+            }
         }
     }
     return HMD_OK;
@@ -1607,6 +1915,7 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
     const int T = HMD_CUDA_THREADS, M = g.M;
     cudaStream_t st = dp->stream;
     const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
+    const size_t gamma_bytes = gamma_smem_bytes(g);
     int rc = HMD_OK;
     for (int k = 0; k < m->nfit && !rc; k++) {
         for (int c0 = dp->fit_start[k]; c0 < dp->fit_start[k + 1] && !rc; c0 += dp->cap_rows) {
@@ -1638,8 +1947,8 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
             if (rc) {
                 break;
             }
-            slots_pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
-            HMD_CUDA_LAUNCHED("slots_pad_and_D");
+            pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
+            HMD_CUDA_LAUNCHED("pad_and_D");
             rc = fitting(dp, k, rows, X, Y, work);
             if (rc) {
                 break;
@@ -1647,8 +1956,9 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
             gather_rows<<<blocks_for((size_t)rows, 256), 256, 0, st>>>(rows, 1, idx, Y, dp->atom_y,
                                                                        true);
             HMD_CUDA_LAUNCHED("gather_rows");
-            slots_gamma<<<rows, T, 0, st>>>(dp->d_model, dp->T, X, dp->gamma);
-            HMD_CUDA_LAUNCHED("slots_gamma");
+            gamma_from_dD<<<rows, T, gamma_bytes, st>>>(dp->d_model, dp->T, X, dp->gamma,
+                                                        gamma_bytes > 0);
+            HMD_CUDA_LAUNCHED("gamma_from_dD");
             for (int tau = 0; tau < g.ntypes && !rc; tau++) { /* px = G gamma, py = dG gamma */
                 const int sel = g.sel[tau], off = g.sel_offset[tau];
                 const size_t n = (size_t)rows * sel;

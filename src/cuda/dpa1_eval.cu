@@ -594,7 +594,7 @@ __global__ void k_gamma(dpa1_model g, const double *T, const double *dD, double 
     const double *Ti = T + (size_t)i * M * 4, *dDi = dD + (size_t)i * g.dim;
     for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
         const int a = e / 4, c = e % 4;
-        gamma[(size_t)i * M * 4 + e] = hmd_descriptor_grad_T(dDi, Ti, M, M2, a, c) / g.nnei;
+        gamma[(size_t)i * M * 4 + e] = hmd_descriptor_grad_T(dDi, M2, Ti, M, M2, a, c) / g.nnei;
     }
 }
 

@@ -594,7 +594,7 @@ void hmd_dpa1_backward(const struct hmd_dp_model *m, int i, int ti, const int *s
     /* gamma[a][c] = dE/dT[a][c] / nnei, with D[a][b] = sum_c T[a][c] T[b][c] (b < M2) */
     for (int a = 0; a < M; a++) {
         for (int c = 0; c < 4; c++) {
-            s.gamma[4 * a + c] = hmd_descriptor_grad_T(dD, s.T, M, M2, a, c) / nnei;
+            s.gamma[4 * a + c] = hmd_descriptor_grad_T(dD, M2, s.T, M, M2, a, c) / nnei;
         }
     }
     memset(grad, 0, sizeof(double) * 3 * nnei);

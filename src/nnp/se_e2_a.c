@@ -282,7 +282,7 @@ void hmd_se_e2_a_backward(const struct hmd_dp_model *m, int i, int ti, const int
     const double inv_nnei = 1.0 / se->nnei;
     for (int a = 0; a < M; a++) {
         for (int c = 0; c < 4; c++) {
-            s->gamma[(size_t)c * M + a] = hmd_descriptor_grad_T(dD, T, M, M2, a, c) * inv_nnei;
+            s->gamma[(size_t)c * M + a] = hmd_descriptor_grad_T(dD, M2, T, M, M2, a, c) * inv_nnei;
         }
     }
     memset(grad, 0, sizeof(double) * 3 * se->nnei);

@@ -217,7 +217,7 @@ def twin(halomd, data, work):
     chunked = [("se_e2_a_water_one_side.dp", []), ("se_e2_a_small_3types.dp", []),
                ("se_e2_a_water_one_side.dp", ["-set", "model-compress=yes"])]
     # se_e2_a networks in double go over all slots with DGEMMs by default; HALOMD_SE_SLOTS=0
-    # keeps them in the per-centre descriptor kernels (as compressed models), whole and in chunks
+    # keeps them in the per-centre descriptor kernels, whole and in chunks
     per_centre = {"HALOMD_SE_SLOTS": "0"}
     slots = [("se_e2_a_water_one_side.dp", per_centre),
              ("se_e2_a_water_two_side.dp", per_centre),
