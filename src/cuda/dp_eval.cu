@@ -990,6 +990,13 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
  * between two barriers). */
 
 constexpr int TAB_WARPS = 4; /* centres per block */
+constexpr int TAB_OUT = 4;   /* outputs per lane and pass over the slots: 128 per warp */
+
+/* M rounded up to whole passes of 32 TAB_OUT outputs. */
+__host__ __device__ int round_outputs(int M)
+{
+    return (M + 32 * TAB_OUT - 1) / (32 * TAB_OUT) * (32 * TAB_OUT);
+}
 
 /* The quintic of one output at offset xr into its interval (coefficient k at c[k M]) and its
  * slope, extended linearly by delta beyond the table (hmd_emb_table_eval's arithmetic, in scalar
@@ -1022,26 +1029,14 @@ __device__ int warp_live_slots(const hmd_cuda_model &m, int ti, const int *slots
     return n;
 }
 
-/* T [rows][M][4] = (sum over live slots of G (x) R) / nnei of every centre of the chunk
- * (descriptor_forward without the padding and D, which pad_and_D adds), the table in scalar A.
- * One warp per centre, OUT >= M / 32 outputs per lane; dynamic shared memory: TAB_WARPS nnei
- * ints. */
-template <typename A, int OUT>
-__global__ void __launch_bounds__(32 * TAB_WARPS)
-    compressed_forward(const hmd_cuda_model *mp, int rows, const double *x, const int *type,
-                       const int *idx, const int *slots_all, double *T_out)
+/* Outputs a0 + lane + 32 h (h < TAB_OUT) of compressed_forward's T row Tr, over the n live slots
+ * in list (warp wide). */
+template <typename A>
+__device__ void forward_pass(const hmd_cuda_model &m, int i, int ti, const int *slots,
+                             const int *list, int n, const double *x, int a0, double *Tr)
 {
-    const hmd_cuda_model &m = *mp;
-    extern __shared__ int tab_list[];
-    const int lane = threadIdx.x % 32, row = blockIdx.x * TAB_WARPS + threadIdx.x / 32;
-    if (row >= rows) {
-        return; /* a whole warp: the kernel has no block barrier */
-    }
-    const int i = idx[row], ti = type[i], M = m.M;
-    const int *slots = slots_all + (size_t)row * m.nnei;
-    int *list = tab_list + (threadIdx.x / 32) * m.nnei;
-    const int n = warp_live_slots(m, ti, slots, list);
-    double acc[OUT][4] = {};
+    const int lane = threadIdx.x % 32, M = m.M;
+    double acc[TAB_OUT][4] = {};
     for (int b0 = 0; b0 < n; b0 += 32) {
         /* lane q places slot b0 + q; the warp then walks them */
         double R[4] = {0, 0, 0, 0}, xr = 0, delta = 0;
@@ -1064,8 +1059,8 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
             const A *coef =
                 precision<A>::coef(m, kq) + (size_t)__shfl_sync(0xffffffffu, iv, q) * 6 * M;
 #pragma unroll
-            for (int h = 0; h < OUT; h++) {
-                const int a = lane + 32 * h;
+            for (int h = 0; h < TAB_OUT; h++) {
+                const int a = a0 + lane + 32 * h;
                 if (a < M) {
                     A g, dg;
                     table_unit(coef + a, M, xq, dq, g, dg);
@@ -1078,11 +1073,35 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
     }
     const double inv = 1.0 / m.nnei;
 #pragma unroll
-    for (int h = 0; h < OUT; h++) {
-        const int a = lane + 32 * h;
+    for (int h = 0; h < TAB_OUT; h++) {
+        const int a = a0 + lane + 32 * h;
         for (int c = 0; c < 4 && a < M; c++) {
-            T_out[((size_t)row * M + a) * 4 + c] = acc[h][c] * inv;
+            Tr[4 * a + c] = acc[h][c] * inv;
         }
+    }
+}
+
+/* T [rows][M][4] = (sum over live slots of G (x) R) / nnei of every centre of the chunk
+ * (descriptor_forward without the padding and D, which pad_and_D adds), the table in scalar A.
+ * One warp per centre, walking the slots once per 128 outputs; dynamic shared memory: TAB_WARPS
+ * nnei ints. */
+template <typename A>
+__global__ void __launch_bounds__(32 * TAB_WARPS, 5)
+    compressed_forward(const hmd_cuda_model *mp, int rows, const double *x, const int *type,
+                       const int *idx, const int *slots_all, double *T_out)
+{
+    const hmd_cuda_model &m = *mp;
+    extern __shared__ int tab_list[];
+    const int row = blockIdx.x * TAB_WARPS + threadIdx.x / 32;
+    if (row >= rows) {
+        return; /* a whole warp: the kernel has no block barrier */
+    }
+    const int i = idx[row], ti = type[i], M = m.M;
+    const int *slots = slots_all + (size_t)row * m.nnei;
+    int *list = tab_list + (threadIdx.x / 32) * m.nnei;
+    const int n = warp_live_slots(m, ti, slots, list);
+    for (int a0 = 0; a0 < M; a0 += 32 * TAB_OUT) {
+        forward_pass<A>(m, i, ti, slots, list, n, x, a0, T_out + (size_t)row * M * 4);
     }
 }
 
@@ -1117,14 +1136,15 @@ __device__ int warp_sum8(double p[8])
  * warp walks the live slots as compressed_forward does (lane: outputs lane + 32 h), sums px = G
  * gamma and py = dG gamma of each slot over the warp and leaves them with lane (slot % 32),
  * which then adds that slot's forces. Dynamic shared memory: backward_smem_bytes. */
-template <typename A, int OUT>
+template <typename A>
 __global__ void __launch_bounds__(32 * TAB_WARPS)
     compressed_backward(const hmd_cuda_model *mp, int rows, int ncount, const double *x,
                         const int *type, const int *idx, const int *slots_all, const double *gamma,
                         double *f, double *virial)
 {
     const hmd_cuda_model &m = *mp;
-    /* [TAB_WARPS][4][32 OUT] gamma, [TAB_WARPS][32][8] px and py of a batch, the slot lists */
+    /* [TAB_WARPS][4][Mr] gamma (Mr: M rounded up to 32 TAB_OUT), [TAB_WARPS][32][8] px and py of
+     * a batch, the slot lists */
     extern __shared__ double tab_gamma[];
     __shared__ double vir[9];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -1136,12 +1156,13 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
     if (row < rows) { /* a whole warp */
         const int M = m.M, i = idx[row], ti = type[i];
         const int *slots = slots_all + (size_t)row * m.nnei;
-        double *batch = tab_gamma + TAB_WARPS * 4 * 32 * OUT + warp * 32 * 8;
-        int *list = (int *)(tab_gamma + TAB_WARPS * (4 * 32 * OUT + 32 * 8)) + warp * m.nnei;
+        const int Mr = round_outputs(M);
+        double *batch = tab_gamma + TAB_WARPS * 4 * Mr + warp * 32 * 8;
+        int *list = (int *)(tab_gamma + TAB_WARPS * (4 * Mr + 32 * 8)) + warp * m.nnei;
         const int n = warp_live_slots(m, ti, slots, list);
-        double *gl = tab_gamma + warp * 4 * 32 * OUT; /* [4][32 OUT]: gamma, 0 beyond M */
-        for (int e = lane; e < 4 * 32 * OUT; e += 32) {
-            const int c = e / (32 * OUT), a = e % (32 * OUT);
+        double *gl = tab_gamma + warp * 4 * Mr; /* [4][Mr]: gamma, 0 beyond M */
+        for (int e = lane; e < 4 * Mr; e += 32) {
+            const int c = e / Mr, a = e % Mr;
             gl[e] = a < M ? gamma[((size_t)row * 4 + c) * M + a] : 0.0;
         }
         __syncwarp();
@@ -1165,16 +1186,18 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
                 const A *coef =
                     precision<A>::coef(m, kq) + (size_t)__shfl_sync(0xffffffffu, iv, q) * 6 * M;
                 double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                for (int a0 = 0; a0 < M; a0 += 32 * TAB_OUT) {
 #pragma unroll
-                for (int h = 0; h < OUT; h++) {
-                    const int a = lane + 32 * h;
-                    if (a < M) {
-                        A g, dg;
-                        table_unit(coef + a, M, xq, dq, g, dg);
-                        for (int c = 0; c < 4; c++) {
-                            const double gc = gl[c * 32 * OUT + a];
-                            p[c] += (double)g * gc;
-                            p[4 + c] += (double)dg * gc;
+                    for (int h = 0; h < TAB_OUT; h++) {
+                        const int a = a0 + lane + 32 * h;
+                        if (a < M) {
+                            A g, dg;
+                            table_unit(coef + a, M, xq, dq, g, dg);
+                            for (int c = 0; c < 4; c++) {
+                                const double gc = gl[c * Mr + a];
+                                p[c] += (double)g * gc;
+                                p[4 + c] += (double)dg * gc;
+                            }
                         }
                     }
                 }
@@ -1224,11 +1247,12 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
     }
 }
 
-/* Dynamic shared memory of compressed_backward<A, OUT>: each warp's gamma, px and py of a batch
- * of slots, and its slot list. */
-size_t backward_smem_bytes(int nnei, int out)
+/* Dynamic shared memory of compressed_backward: each warp's gamma, px and py of a batch of
+ * slots, and its slot list. */
+size_t backward_smem_bytes(const hmd_cuda_model &g)
 {
-    return sizeof(double) * TAB_WARPS * (4 * 32 * out + 32 * 8) + sizeof(int) * TAB_WARPS * nnei;
+    return sizeof(double) * TAB_WARPS * (4 * round_outputs(g.M) + 32 * 8) +
+           sizeof(int) * TAB_WARPS * g.nnei;
 }
 
 } // namespace
@@ -1361,13 +1385,9 @@ template <typename A> int allow_shared_memory(const hmd_cuda_model &g)
 /* Lets compressed_backward of table scalar A have the shared memory model g needs. */
 template <typename A> int allow_compressed(const hmd_cuda_model &g)
 {
-    constexpr int wide = HMD_CUDA_MAX_M / 32;
-    HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_backward<A, 4>,
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_backward<A>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)backward_smem_bytes(g.nnei, 4)));
-    HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_backward<A, wide>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)backward_smem_bytes(g.nnei, wide)));
+                                        (int)backward_smem_bytes(g)));
     return HMD_OK;
 }
 
@@ -1789,14 +1809,8 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
                                                          dp->ev + 10);
             HMD_CUDA_LAUNCHED("format_neighbors");
             if (g.compressed) {
-                if (g.M <= 128) {
-                    compressed_forward<A, 4><<<tab_blocks, 32 * TAB_WARPS, tab_bytes, st>>>(
-                        dp->d_model, rows, dp->x, dp->type, idx, dp->slots, dp->T);
-                } else {
-                    compressed_forward<A, HMD_CUDA_MAX_M / 32>
-                        <<<tab_blocks, 32 * TAB_WARPS, tab_bytes, st>>>(
-                            dp->d_model, rows, dp->x, dp->type, idx, dp->slots, dp->T);
-                }
+                compressed_forward<A><<<tab_blocks, 32 * TAB_WARPS, tab_bytes, st>>>(
+                    dp->d_model, rows, dp->x, dp->type, idx, dp->slots, dp->T);
                 HMD_CUDA_LAUNCHED("compressed_forward");
                 pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
                 HMD_CUDA_LAUNCHED("pad_and_D");
@@ -1816,18 +1830,9 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
                 gamma_from_dD<<<rows, T, gamma_bytes, st>>>(dp->d_model, dp->T, X, dp->gamma,
                                                             gamma_bytes > 0);
                 HMD_CUDA_LAUNCHED("gamma_from_dD");
-                if (g.M <= 128) {
-                    compressed_backward<A, 4>
-                        <<<tab_blocks, 32 * TAB_WARPS, backward_smem_bytes(g.nnei, 4), st>>>(
-                            dp->d_model, rows, ncount, dp->x, dp->type, idx, dp->slots, dp->gamma,
-                            dp->f, dp->ev);
-                } else {
-                    compressed_backward<A, HMD_CUDA_MAX_M / 32>
-                        <<<tab_blocks, 32 * TAB_WARPS,
-                           backward_smem_bytes(g.nnei, HMD_CUDA_MAX_M / 32), st>>>(
-                            dp->d_model, rows, ncount, dp->x, dp->type, idx, dp->slots, dp->gamma,
-                            dp->f, dp->ev);
-                }
+                compressed_backward<A><<<tab_blocks, 32 * TAB_WARPS, backward_smem_bytes(g), st>>>(
+                    dp->d_model, rows, ncount, dp->x, dp->type, idx, dp->slots, dp->gamma, dp->f,
+                    dp->ev);
                 HMD_CUDA_LAUNCHED("compressed_backward");
             } else {
                 descriptor_backward<A><<<rows, T, bwd_bytes, st>>>(
