@@ -494,12 +494,14 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
     __syncthreads();
     const double inv = 1.0 / m.nnei;
     /* dD staged in shared memory when it fits in buf (buf_doubles doubles, free until the
-     * embedding), else read from global memory */
+     * embedding), with rows padded to M2 + 1 against bank conflicts (gamma_from_dD) when that
+     * fits too, else read from global memory */
     const double *dDs = dD;
     int ld = M2;
-    if ((size_t)M * (M2 + 1) <= buf_doubles(m.max_width, sizeof(A))) {
+    const size_t room = buf_doubles(m.max_width, sizeof(A));
+    if ((size_t)M * M2 <= room) {
         double *staged = (double *)s.buf;
-        ld = M2 + 1; /* padded rows: no bank conflicts (gamma_from_dD) */
+        ld = (size_t)M * (M2 + 1) <= room ? M2 + 1 : M2;
         for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
             staged[(e / M2) * ld + e % M2] = dD[e];
         }
@@ -982,12 +984,13 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
 /* ---- compressed tables: one warp per centre ---------------------------------------------------
  *
  * The embedding of a compressed model is a quintic per interval of s and output, coefficients
- * [interval][a0..a5][M] as on the host. Both kernels give each lane the outputs a = lane + 32 h
- * and walk the centre's live slots, so that each load of the warp reads 32 consecutive outputs
- * of one coefficient (a lane per slot would read 32 scattered rows at once). The forward kernel
- * sums G (x) R in registers; the backward kernel sums each slot's G gamma and dG gamma over the
- * warp (warp_sum8). Neither needs a block barrier (the per-centre kernels above take NB slots
- * between two barriers). */
+ * [interval][a0..a5][M] as on the host. Both kernels give each lane the outputs
+ * a = a0 + lane + 32 h (h < TAB_OUT, in passes a0 of 128) and walk the centre's live slots, so
+ * that each load of the warp reads 32 consecutive outputs of one coefficient (a lane per slot
+ * would read 32 scattered rows at once). The forward kernel sums G (x) R in registers; the
+ * backward kernel sums each slot's G gamma and dG gamma over the warp (warp_sum8). Within a
+ * centre neither needs a block barrier (the per-centre kernels above take NB slots between two);
+ * the backward kernel has two, outside its warps' work, for the block's virial. */
 
 constexpr int TAB_WARPS = 4; /* centres per block */
 constexpr int TAB_OUT = 4;   /* outputs per lane and pass over the slots: 128 per warp */
@@ -1133,9 +1136,10 @@ __device__ int warp_sum8(double p[8])
 
 /* Forces and virial of every centre of the chunk from gamma [rows][4][M] (gamma_from_dD), the
  * table recomputed in scalar A (descriptor_backward's per-slot part). One warp per centre: the
- * warp walks the live slots as compressed_forward does (lane: outputs lane + 32 h), sums px = G
- * gamma and py = dG gamma of each slot over the warp and leaves them with lane (slot % 32),
- * which then adds that slot's forces. Dynamic shared memory: backward_smem_bytes. */
+ * warp walks the live slots as compressed_forward does (lane: outputs a0 + lane + 32 h), sums
+ * px = G gamma and py = dG gamma of each slot over the warp and leaves them with the lane that
+ * placed the slot (its place in the live list % 32), which then adds that slot's forces. Dynamic
+ * shared memory: backward_smem_bytes. */
 template <typename A>
 __global__ void __launch_bounds__(32 * TAB_WARPS)
     compressed_backward(const hmd_cuda_model *mp, int rows, int ncount, const double *x,
@@ -1247,6 +1251,12 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
     }
 }
 
+/* Dynamic shared memory of compressed_forward: each warp's slot list. */
+size_t forward_smem_bytes(const hmd_cuda_model &g)
+{
+    return sizeof(int) * TAB_WARPS * g.nnei;
+}
+
 /* Dynamic shared memory of compressed_backward: each warp's gamma, px and py of a batch of
  * slots, and its slot list. */
 size_t backward_smem_bytes(const hmd_cuda_model &g)
@@ -1317,7 +1327,8 @@ int chunk_rows_setting(int fallback)
 
 /* se_e2_a networks go over all slots of a chunk with matrix products (evaluate_se_slots; fp32
  * embedding with precision = mixed) unless HALOMD_SE_SLOTS=0, which keeps them in the
- * per-centre descriptor kernels (evaluate_se), as compressed models always are. */
+ * per-centre descriptor kernels (evaluate_se, where compressed models always run, in their warp
+ * kernels). */
 bool slots_setting()
 {
     const char *v = getenv("HALOMD_SE_SLOTS");
@@ -1382,9 +1393,12 @@ template <typename A> int allow_shared_memory(const hmd_cuda_model &g)
     return HMD_OK;
 }
 
-/* Lets compressed_backward of table scalar A have the shared memory model g needs. */
+/* Lets the compressed kernels of table scalar A have the shared memory model g needs. */
 template <typename A> int allow_compressed(const hmd_cuda_model &g)
 {
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_forward<A>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)forward_smem_bytes(g)));
     HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_backward<A>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)backward_smem_bytes(g)));
@@ -1797,7 +1811,7 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
     const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
     const size_t fwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, false, sizeof(A));
     const size_t bwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, true, sizeof(A));
-    const size_t tab_bytes = sizeof(int) * TAB_WARPS * g.nnei, gamma_bytes = gamma_smem_bytes(g);
+    const size_t tab_bytes = forward_smem_bytes(g), gamma_bytes = gamma_smem_bytes(g);
     for (int k = 0; k < m->nfit; k++) {
         for (int c0 = dp->fit_start[k]; c0 < dp->fit_start[k + 1]; c0 += dp->cap_rows) {
             const int rows = std::min(dp->cap_rows, dp->fit_start[k + 1] - c0);
