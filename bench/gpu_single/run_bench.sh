@@ -7,7 +7,7 @@
 #              each also in precision = mixed (as the DPA-1 and 1,536-atom cases)
 #   dpa1       DPA-1 of 1.67M parameters (make_bench_models.py) on the 15,668-atom protein,
 #              and on the 1,536-atom water box (DeePMD-kit cannot hold the protein)
-#   sweep      compressed se_e2_a water from 1,536 atoms up
+#   sweep      compressed se_e2_a water from 1,536 atoms up, in double and in mixed precision
 #   small      the 1,536-atom box (whole step time near 2,000 atoms)
 # halomd: full MD steps (velocity Verlet, nstlist 10, no output in the loop); DeePMD-kit:
 # DeepPot.eval and the network (forward_lower) alone with a prebuilt list, medians after
@@ -82,5 +82,7 @@ for a in $SWEEP; do
   [ -f $T/water_$a.gro ] || python3 $W/make_water.py -n $((a / 3)) -o $T/water_$a.gro \
     > $T/make_water_$a.log 2>&1 || tail -3 $T/make_water_$a.log
   run_case sweep_$a $W/water.dp water_$a.gro $((a > 1000000 ? 2 : 20)) -set model-compress=yes
+  run_case sweep_mixed_$a $W/water.dp water_$a.gro $((a > 1000000 ? 2 : 20)) \
+    -set model-compress=yes -set precision=mixed
 done
 python3 bench/gpu_single/summarize.py "$OUT" "$OUT/gpu_single.json"
