@@ -473,6 +473,34 @@ __device__ void slot_grad(const double px[4], const double py[4], const double *
     }
 }
 
+/* Adds a live slot's dE/dd gr (slot_grad) between centre i and neighbour nb: -gr onto the
+ * neighbour's force (atomically), +gr into the caller's centre force fi, and -gr (x) d into its
+ * virial w (d = x_nb - x_i). */
+__device__ void add_slot_force(const double *x, int i, int nb, const double gr[3], double *f,
+                               double fi[3], double w[9])
+{
+    double d[3];
+    for (int q = 0; q < 3; q++) {
+        d[q] = x[3 * nb + q] - x[3 * i + q];
+        atomicAdd(&f[3 * nb + q], -gr[q]);
+        fi[q] += gr[q];
+    }
+    for (int u = 0; u < 3; u++) {
+        for (int v = 0; v < 3; v++) {
+            w[3 * u + v] -= gr[u] * d[v];
+        }
+    }
+}
+
+/* The M x M2 matrix src (dE/dD of a centre) into shared memory dst with rows ld >= M2 apart
+ * (block-wide; the caller synchronises before reading). */
+__device__ void stage_rows(const double *src, int M, int M2, int ld, double *dst)
+{
+    for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
+        dst[(e / M2) * ld + e % M2] = src[e];
+    }
+}
+
 template <typename A>
 __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const double *x,
                                     const int *type, const int *idx, const int *slots_all,
@@ -502,9 +530,7 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
     if ((size_t)M * M2 <= room) {
         double *staged = (double *)s.buf;
         ld = (size_t)M * (M2 + 1) <= room ? M2 + 1 : M2;
-        for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
-            staged[(e / M2) * ld + e % M2] = dD[e];
-        }
+        stage_rows(dD, M, M2, ld, staged);
         dDs = staged;
         __syncthreads();
     }
@@ -536,20 +562,11 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
                     py[c] = warp_sum(py[c]);
                 }
                 if (lane == 0) {
-                    const int j = s.live[j0 + b0 + r], nb = slots[j];
-                    double gr[3], d[3];
+                    const int j = s.live[j0 + b0 + r];
+                    double gr[3];
                     slot_grad(px, py, s.R + 4 * j, m.dstd + ((size_t)ti * m.nnei + j) * 4,
                               s.jac + 12 * j, gr);
-                    for (int q = 0; q < 3; q++) {
-                        d[q] = x[3 * nb + q] - x[3 * i + q];
-                        atomicAdd(&f[3 * nb + q], -gr[q]);
-                        fi[q] += gr[q];
-                    }
-                    for (int a = 0; a < 3; a++) {
-                        for (int b = 0; b < 3; b++) {
-                            w[3 * a + b] -= gr[a] * d[b];
-                        }
-                    }
+                    add_slot_force(x, i, slots[j], gr, f, fi, w);
                 }
             }
             __syncthreads();
@@ -913,9 +930,7 @@ __global__ void gamma_from_dD(const hmd_cuda_model *mp, const double *T, const d
     int ld = M2;
     if (staged) {
         ld = M2 + 1;
-        for (int e = threadIdx.x; e < M * M2; e += blockDim.x) {
-            stage[(e / M2) * ld + e % M2] = dDr[e];
-        }
+        stage_rows(dDr, M, M2, ld, stage);
         for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
             stage[M * ld + e] = Tr[e];
         }
@@ -994,12 +1009,6 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
 
 constexpr int TAB_WARPS = 4; /* centres per block */
 constexpr int TAB_OUT = 4;   /* outputs per lane and pass over the slots: 128 per warp */
-
-/* M rounded up to whole passes of 32 TAB_OUT outputs. */
-__host__ __device__ int round_outputs(int M)
-{
-    return (M + 32 * TAB_OUT - 1) / (32 * TAB_OUT) * (32 * TAB_OUT);
-}
 
 /* The quintic of one output at offset xr into its interval (coefficient k at c[k M]) and its
  * slope, extended linearly by delta beyond the table (hmd_emb_table_eval's arithmetic, in scalar
@@ -1147,8 +1156,7 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
                         double *f, double *virial)
 {
     const hmd_cuda_model &m = *mp;
-    /* [TAB_WARPS][4][Mr] gamma (Mr: M rounded up to 32 TAB_OUT), [TAB_WARPS][32][8] px and py of
-     * a batch, the slot lists */
+    /* [TAB_WARPS][4][M] gamma, [TAB_WARPS][32][8] px and py of a batch, the slot lists */
     extern __shared__ double tab_gamma[];
     __shared__ double vir[9];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -1160,14 +1168,12 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
     if (row < rows) { /* a whole warp */
         const int M = m.M, i = idx[row], ti = type[i];
         const int *slots = slots_all + (size_t)row * m.nnei;
-        const int Mr = round_outputs(M);
-        double *batch = tab_gamma + TAB_WARPS * 4 * Mr + warp * 32 * 8;
-        int *list = (int *)(tab_gamma + TAB_WARPS * (4 * Mr + 32 * 8)) + warp * m.nnei;
+        double *batch = tab_gamma + TAB_WARPS * 4 * M + warp * 32 * 8;
+        int *list = (int *)(tab_gamma + TAB_WARPS * (4 * M + 32 * 8)) + warp * m.nnei;
         const int n = warp_live_slots(m, ti, slots, list);
-        double *gl = tab_gamma + warp * 4 * Mr; /* [4][Mr]: gamma, 0 beyond M */
-        for (int e = lane; e < 4 * Mr; e += 32) {
-            const int c = e / Mr, a = e % Mr;
-            gl[e] = a < M ? gamma[((size_t)row * 4 + c) * M + a] : 0.0;
+        double *gl = tab_gamma + warp * 4 * M; /* [4][M]: this centre's gamma */
+        for (int e = lane; e < 4 * M; e += 32) {
+            gl[e] = gamma[(size_t)row * 4 * M + e];
         }
         __syncwarp();
         double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, fi[3] = {0, 0, 0};
@@ -1198,7 +1204,7 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
                             A g, dg;
                             table_unit(coef + a, M, xq, dq, g, dg);
                             for (int c = 0; c < 4; c++) {
-                                const double gc = gl[c * Mr + a];
+                                const double gc = gl[c * M + a];
                                 p[c] += (double)g * gc;
                                 p[4 + c] += (double)dg * gc;
                             }
@@ -1214,19 +1220,10 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
             if (mine) {
                 const double *pxy = batch + 8 * lane; /* px, py of this lane's slot */
                 const int nb = slots[j];
-                double J[4][3], gr[3], d[3];
+                double J[4][3], gr[3];
                 slot_row(m, i, ti, tau, j, nb, x, R, J);
                 slot_grad(pxy, pxy + 4, R, m.dstd + ((size_t)ti * m.nnei + j) * 4, &J[0][0], gr);
-                for (int q = 0; q < 3; q++) {
-                    d[q] = x[3 * nb + q] - x[3 * i + q];
-                    atomicAdd(&f[3 * nb + q], -gr[q]);
-                    fi[q] += gr[q];
-                }
-                for (int u = 0; u < 3; u++) {
-                    for (int v = 0; v < 3; v++) {
-                        w[3 * u + v] -= gr[u] * d[v];
-                    }
-                }
+                add_slot_force(x, i, nb, gr, f, fi, w);
             }
             __syncwarp(); /* batch is read before the next batch writes it */
         }
@@ -1261,7 +1258,7 @@ size_t forward_smem_bytes(const hmd_cuda_model &g)
  * slots, and its slot list. */
 size_t backward_smem_bytes(const hmd_cuda_model &g)
 {
-    return sizeof(double) * TAB_WARPS * (4 * round_outputs(g.M) + 32 * 8) +
+    return sizeof(double) * TAB_WARPS * (4 * (size_t)g.M + 32 * 8) +
            sizeof(int) * TAB_WARPS * g.nnei;
 }
 
