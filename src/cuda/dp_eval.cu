@@ -996,19 +996,22 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
     }
 }
 
-/* ---- compressed tables: one warp per centre ---------------------------------------------------
+/* ---- compressed tables: warps per centre -------------------------------------------------------
  *
  * The embedding of a compressed model is a quintic per interval of s and output, coefficients
  * [interval][a0..a5][M] as on the host. Both kernels give each lane the outputs
  * a = a0 + lane + 32 h (h < TAB_OUT, in passes a0 of 128) and walk the centre's live slots, so
  * that each load of the warp reads 32 consecutive outputs of one coefficient (a lane per slot
- * would read 32 scattered rows at once). The forward kernel sums G (x) R in registers; the
- * backward kernel sums each slot's G gamma and dG gamma over the warp (warp_sum8). Within a
- * centre neither needs a block barrier (the per-centre kernels above take NB slots between two);
- * the backward kernel has two, outside its warps' work, for the block's virial. */
+ * would read 32 scattered rows at once). A centre's live slots are split in `split` (1, 2 or 4)
+ * consecutive ranges, one per warp of the centre, so that a small system still fills the GPU
+ * (slot_warps). The forward kernel sums G (x) R in registers and adds the warps' sums in shared
+ * memory, in warp order; the backward kernel sums each slot's G gamma and dG gamma over the warp
+ * (warp_sum8) and adds forces with atomics. Neither needs a barrier per slot (the per-centre
+ * kernels above take NB slots between two). */
 
-constexpr int TAB_WARPS = 4; /* centres per block */
-constexpr int TAB_OUT = 4;   /* outputs per lane and pass over the slots: 128 per warp */
+constexpr int TAB_WARPS = 4;         /* warps per block: TAB_WARPS / split centres */
+constexpr int TAB_OUT = 4;           /* outputs per lane and pass over the slots: 128 per warp */
+constexpr int TAB_BLOCKS_PER_SM = 5; /* compressed_forward, unsplit: 102 registers */
 
 /* The quintic of one output at offset xr into its interval (coefficient k at c[k M]) and its
  * slope, extended linearly by delta beyond the table (hmd_emb_table_eval's arithmetic, in scalar
@@ -1041,25 +1044,33 @@ __device__ int warp_live_slots(const hmd_cuda_model &m, int ti, const int *slots
     return n;
 }
 
-/* Outputs a0 + lane + 32 h (h < TAB_OUT) of compressed_forward's T row Tr, over the n live slots
- * in list (warp wide). */
+/* The warp's share of a centre's live slots: entries [*lo, *hi) of the n in its list, part
+ * `part` of `split` consecutive ranges. */
+__device__ void slot_range(int n, int part, int split, int *lo, int *hi)
+{
+    *lo = n * part / split;
+    *hi = n * (part + 1) / split;
+}
+
+/* acc[h][c] = sum of G_a R_c over the live slots list[lo..hi) of centre i, outputs
+ * a = a0 + lane + 32 h (warp wide). */
 template <typename A>
-__device__ void forward_pass(const hmd_cuda_model &m, int i, int ti, const int *slots,
-                             const int *list, int n, const double *x, int a0, double *Tr)
+__device__ void forward_sum(const hmd_cuda_model &m, int i, int ti, const int *slots,
+                            const int *list, int lo, int hi, const double *x, int a0,
+                            double acc[TAB_OUT][4])
 {
     const int lane = threadIdx.x % 32, M = m.M;
-    double acc[TAB_OUT][4] = {};
-    for (int b0 = 0; b0 < n; b0 += 32) {
+    for (int b0 = lo; b0 < hi; b0 += 32) {
         /* lane q places slot b0 + q; the warp then walks them */
         double R[4] = {0, 0, 0, 0}, xr = 0, delta = 0;
         int iv = 0, k = 0;
-        if (b0 + lane < n) {
+        if (b0 + lane < hi) {
             const int j = list[b0 + lane], tau = block_of_slot(m, j);
             slot_row(m, i, ti, tau, j, slots[j], x, R, NULL);
             k = net_index(m, ti, tau);
             iv = hmd_emb_table_locate(&m.table[k], R[0], &xr, &delta);
         }
-        const int nq = min(32, n - b0);
+        const int nq = min(32, hi - b0);
         for (int q = 0; q < nq; q++) {
             double Rq[4];
             for (int c = 0; c < 4; c++) {
@@ -1083,37 +1094,69 @@ __device__ void forward_pass(const hmd_cuda_model &m, int i, int ti, const int *
             }
         }
     }
-    const double inv = 1.0 / m.nnei;
-#pragma unroll
-    for (int h = 0; h < TAB_OUT; h++) {
-        const int a = a0 + lane + 32 * h;
-        for (int c = 0; c < 4 && a < M; c++) {
-            Tr[4 * a + c] = acc[h][c] * inv;
-        }
-    }
 }
 
 /* T [rows][M][4] = (sum over live slots of G (x) R) / nnei of every centre of the chunk
  * (descriptor_forward without the padding and D, which pad_and_D adds), the table in scalar A.
- * One warp per centre, walking the slots once per 128 outputs; dynamic shared memory: TAB_WARPS
- * nnei ints. */
-template <typename A>
-__global__ void __launch_bounds__(32 * TAB_WARPS, 5)
-    compressed_forward(const hmd_cuda_model *mp, int rows, const double *x, const int *type,
-                       const int *idx, const int *slots_all, double *T_out)
+ * `split` warps per centre (1 unless SPLIT), each walking its range of the slots once per 128
+ * outputs; dynamic shared memory: forward_smem_bytes. The split form has fewer blocks than the
+ * GPU holds (slot_warps), so it takes the registers of one block less per SM. */
+template <typename A, bool SPLIT>
+__global__ void __launch_bounds__(32 * TAB_WARPS, TAB_BLOCKS_PER_SM - SPLIT)
+    compressed_forward(const hmd_cuda_model *mp, int rows, int split_arg, const double *x,
+                       const int *type, const int *idx, const int *slots_all, double *T_out)
 {
     const hmd_cuda_model &m = *mp;
-    extern __shared__ int tab_list[];
-    const int row = blockIdx.x * TAB_WARPS + threadIdx.x / 32;
-    if (row >= rows) {
-        return; /* a whole warp: the kernel has no block barrier */
+    const int split = SPLIT ? split_arg : 1;
+    /* [TAB_WARPS][TAB_OUT][4][32] sums of each warp when split > 1, then the slot lists */
+    extern __shared__ double tab_part[];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, part = warp % split;
+    const int row = (blockIdx.x * TAB_WARPS + warp) / split, M = m.M;
+    if (split == 1 && row >= rows) {
+        return; /* a whole warp, in a kernel without a block barrier */
     }
-    const int i = idx[row], ti = type[i], M = m.M;
+    const bool active = row < rows; /* the same for the split warps of a centre */
+    int i = 0, ti = 0, lo = 0, hi = 0;
     const int *slots = slots_all + (size_t)row * m.nnei;
-    int *list = tab_list + (threadIdx.x / 32) * m.nnei;
-    const int n = warp_live_slots(m, ti, slots, list);
+    int *list = (int *)(tab_part + (split > 1 ? TAB_WARPS * TAB_OUT * 4 * 32 : 0)) + warp * m.nnei;
+    if (active) {
+        i = idx[row];
+        ti = type[i];
+        slot_range(warp_live_slots(m, ti, slots, list), part, split, &lo, &hi);
+    }
+    double *Tr = T_out + (size_t)row * M * 4;
+    const double inv = 1.0 / m.nnei;
     for (int a0 = 0; a0 < M; a0 += 32 * TAB_OUT) {
-        forward_pass<A>(m, i, ti, slots, list, n, x, a0, T_out + (size_t)row * M * 4);
+        double acc[TAB_OUT][4] = {};
+        if (active) {
+            forward_sum<A>(m, i, ti, slots, list, lo, hi, x, a0, acc);
+        }
+        if (split > 1) { /* warp `part` 0 adds the others' sums, in order */
+            double *mine = tab_part + warp * TAB_OUT * 4 * 32 + lane;
+#pragma unroll
+            for (int h = 0; h < TAB_OUT; h++) {
+                for (int c = 0; c < 4; c++) {
+                    mine[(4 * h + c) * 32] = acc[h][c];
+                }
+            }
+            __syncthreads();
+            for (int p = 1; p < split && part == 0; p++) {
+#pragma unroll
+                for (int h = 0; h < TAB_OUT; h++) {
+                    for (int c = 0; c < 4; c++) {
+                        acc[h][c] += mine[(p * TAB_OUT * 4 + 4 * h + c) * 32];
+                    }
+                }
+            }
+            __syncthreads(); /* the sums are read before the next pass writes them */
+        }
+#pragma unroll
+        for (int h = 0; h < TAB_OUT; h++) {
+            const int a = a0 + lane + 32 * h;
+            for (int c = 0; c < 4 && a < M && active && part == 0; c++) {
+                Tr[4 * a + c] = acc[h][c] * inv;
+            }
+        }
     }
 }
 
@@ -1144,14 +1187,14 @@ __device__ int warp_sum8(double p[8])
 }
 
 /* Forces and virial of every centre of the chunk from gamma [rows][4][M] (gamma_from_dD), the
- * table recomputed in scalar A (descriptor_backward's per-slot part). One warp per centre: the
- * warp walks the live slots as compressed_forward does (lane: outputs a0 + lane + 32 h), sums
- * px = G gamma and py = dG gamma of each slot over the warp and leaves them with the lane that
- * placed the slot (its place in the live list % 32), which then adds that slot's forces. Dynamic
- * shared memory: backward_smem_bytes. */
+ * table recomputed in scalar A (descriptor_backward's per-slot part). `split` warps per centre:
+ * each walks its range of the live slots as compressed_forward does (lane: outputs
+ * a0 + lane + 32 h), sums px = G gamma and py = dG gamma of each slot over the warp and leaves
+ * them with the lane that placed the slot (its place in the range % 32), which then adds that
+ * slot's forces. Dynamic shared memory: backward_smem_bytes. */
 template <typename A>
 __global__ void __launch_bounds__(32 * TAB_WARPS)
-    compressed_backward(const hmd_cuda_model *mp, int rows, int ncount, const double *x,
+    compressed_backward(const hmd_cuda_model *mp, int rows, int split, int ncount, const double *x,
                         const int *type, const int *idx, const int *slots_all, const double *gamma,
                         double *f, double *virial)
 {
@@ -1160,7 +1203,7 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
     extern __shared__ double tab_gamma[];
     __shared__ double vir[9];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int row = blockIdx.x * TAB_WARPS + warp;
+    const int row = (blockIdx.x * TAB_WARPS + warp) / split;
     if (threadIdx.x < 9) {
         vir[threadIdx.x] = 0.0;
     }
@@ -1170,15 +1213,16 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
         const int *slots = slots_all + (size_t)row * m.nnei;
         double *batch = tab_gamma + TAB_WARPS * 4 * M + warp * 32 * 8;
         int *list = (int *)(tab_gamma + TAB_WARPS * (4 * M + 32 * 8)) + warp * m.nnei;
-        const int n = warp_live_slots(m, ti, slots, list);
+        int lo, hi;
+        slot_range(warp_live_slots(m, ti, slots, list), warp % split, split, &lo, &hi);
         double *gl = tab_gamma + warp * 4 * M; /* [4][M]: this centre's gamma */
         for (int e = lane; e < 4 * M; e += 32) {
             gl[e] = gamma[(size_t)row * 4 * M + e];
         }
         __syncwarp();
         double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, fi[3] = {0, 0, 0};
-        for (int b0 = 0; b0 < n; b0 += 32) {
-            const bool mine = b0 + lane < n; /* lane places slot b0 + lane */
+        for (int b0 = lo; b0 < hi; b0 += 32) {
+            const bool mine = b0 + lane < hi; /* lane places slot b0 + lane */
             int j = 0, tau = 0, iv = 0, k = 0;
             double R[4], xr = 0, delta = 0;
             if (mine) {
@@ -1188,7 +1232,7 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
                 k = net_index(m, ti, tau);
                 iv = hmd_emb_table_locate(&m.table[k], R[0], &xr, &delta);
             }
-            const int nq = min(32, n - b0);
+            const int nq = min(32, hi - b0);
             for (int q = 0; q < nq; q++) {
                 const A xq = A(__shfl_sync(0xffffffffu, xr, q));
                 const A dq = A(__shfl_sync(0xffffffffu, delta, q));
@@ -1248,10 +1292,12 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
     }
 }
 
-/* Dynamic shared memory of compressed_forward: each warp's slot list. */
-size_t forward_smem_bytes(const hmd_cuda_model &g)
+/* Dynamic shared memory of compressed_forward: each warp's sums (when the centres' slots are
+ * split) and slot list. */
+size_t forward_smem_bytes(const hmd_cuda_model &g, int split)
 {
-    return sizeof(int) * TAB_WARPS * g.nnei;
+    return (split > 1 ? sizeof(double) * TAB_WARPS * TAB_OUT * 4 * 32 : 0) +
+           sizeof(int) * TAB_WARPS * g.nnei;
 }
 
 /* Dynamic shared memory of compressed_backward: each warp's gamma, px and py of a batch of
@@ -1290,6 +1336,7 @@ struct hmd_cuda_dp {
      * so that its descriptors and fitting states never exist for all atoms at once) */
     int cap_all, cap_local, cap_rows;
     int chunk_rows;              /* se_e2_a: most centres evaluated together (chunk_rows_setting) */
+    int sms, slot_warps;         /* the GPU's SMs; compressed: slot_warps_setting (0: by size) */
     double *x, *f, *ev, *atom_y; /* [cap_all][3] twice, [HMD_CUDA_NEV], [cap_local] */
     int *type, *order;           /* [cap_all], [cap_local] */
     double *D, *dD;              /* DPA-1: [cap_local][dim] */
@@ -1320,6 +1367,15 @@ int chunk_rows_setting(int fallback)
     const char *v = getenv("HALOMD_GPU_CHUNK_ROWS");
     const long n = v ? strtol(v, NULL, 10) : 0;
     return n > 0 && n < (1L << 30) ? (int)n : fallback;
+}
+
+/* Warps per centre of the compressed kernels: HALOMD_GPU_SLOT_WARPS when set to 1, 2 or 4,
+ * else 0 (slot_warps picks by the size of each launch). */
+int slot_warps_setting()
+{
+    const char *v = getenv("HALOMD_GPU_SLOT_WARPS");
+    const long n = v ? strtol(v, NULL, 10) : 0;
+    return n == 1 || n == 2 || n == 4 ? (int)n : 0;
 }
 
 /* se_e2_a networks go over all slots of a chunk with matrix products (evaluate_se_slots; fp32
@@ -1393,9 +1449,12 @@ template <typename A> int allow_shared_memory(const hmd_cuda_model &g)
 /* Lets the compressed kernels of table scalar A have the shared memory model g needs. */
 template <typename A> int allow_compressed(const hmd_cuda_model &g)
 {
-    HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_forward<A>,
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_forward<A, false>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)forward_smem_bytes(g)));
+                                        (int)forward_smem_bytes(g, 1)));
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_forward<A, true>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)forward_smem_bytes(g, TAB_WARPS)));
     HMD_CUDA_CHECK(cudaFuncSetAttribute(compressed_backward<A>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)backward_smem_bytes(g)));
@@ -1685,10 +1744,15 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
     if (rc) {
         return rc;
     }
+    int dev = 0, sms = 0;
+    HMD_CUDA_CHECK(cudaGetDevice(&dev));
+    HMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     hmd_cuda_dp *dp = new hmd_cuda_dp();
     dp->host = m;
     dp->mixed = mixed;
+    dp->sms = sms;
     dp->slots_path = slots_setting();
+    dp->slot_warps = slot_warps_setting();
     HMD_CUDA_CHECK(cudaStreamCreateWithFlags(&dp->stream, cudaStreamNonBlocking));
     if (cublasCreate(&dp->blas) != CUBLAS_STATUS_SUCCESS) {
         hmd_cuda_dp_destroy(dp);
@@ -1796,6 +1860,23 @@ int hmd_cuda_dp_build_list(struct hmd_cuda_dp *dp, int nlocal, int nall, const d
 namespace
 {
 
+/* Warps per centre for a launch of the compressed kernels over `rows` centres: the setting, else
+ * the most (up to TAB_WARPS, by powers of 2) that keep the launch within about half of what the
+ * GPU holds at once, so that small systems split each centre's slots rather than leave SMs
+ * idle (1,536 water atoms: 4 warps for 512 O centres, 2 for 1,024 H). */
+int slot_warps(const hmd_cuda_dp *dp, int rows)
+{
+    if (dp->slot_warps) {
+        return dp->slot_warps;
+    }
+    const size_t resident = (size_t)dp->sms * TAB_BLOCKS_PER_SM * TAB_WARPS;
+    int split = 1;
+    while (split < TAB_WARPS && (size_t)rows * split * 2 <= resident) {
+        split *= 2;
+    }
+    return split;
+}
+
 /* se_e2_a, chunk by chunk of the centres of each fitting net: neighbour slots, descriptor,
  * fitting (its input gradient written over the descriptor), forces and virial; the embedding
  * in scalar A, by the per-centre kernels (networks) or the warp kernels (compressed tables). */
@@ -1808,20 +1889,23 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
     const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
     const size_t fwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, false, sizeof(A));
     const size_t bwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, true, sizeof(A));
-    const size_t tab_bytes = forward_smem_bytes(g), gamma_bytes = gamma_smem_bytes(g);
+    const size_t gamma_bytes = gamma_smem_bytes(g);
     for (int k = 0; k < m->nfit; k++) {
         for (int c0 = dp->fit_start[k]; c0 < dp->fit_start[k + 1]; c0 += dp->cap_rows) {
             const int rows = std::min(dp->cap_rows, dp->fit_start[k + 1] - c0);
             const int *idx = dp->order + c0;
-            const unsigned tab_blocks = (unsigned)((rows + TAB_WARPS - 1) / TAB_WARPS);
+            const int split = slot_warps(dp, rows);
+            const unsigned tab_blocks = (unsigned)((rows * split + TAB_WARPS - 1) / TAB_WARPS);
             double *X = dp->fit_buf, *Y = X + (size_t)rows * dp->dim, *work = Y + rows;
             format_neighbors<<<rows, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
                                                          dp->nl.count, dp->nl.cap, idx, dp->slots,
                                                          dp->ev + 10);
             HMD_CUDA_LAUNCHED("format_neighbors");
             if (g.compressed) {
-                compressed_forward<A><<<tab_blocks, 32 * TAB_WARPS, tab_bytes, st>>>(
-                    dp->d_model, rows, dp->x, dp->type, idx, dp->slots, dp->T);
+                auto forward =
+                    split > 1 ? compressed_forward<A, true> : compressed_forward<A, false>;
+                forward<<<tab_blocks, 32 * TAB_WARPS, forward_smem_bytes(g, split), st>>>(
+                    dp->d_model, rows, split, dp->x, dp->type, idx, dp->slots, dp->T);
                 HMD_CUDA_LAUNCHED("compressed_forward");
                 pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
                 HMD_CUDA_LAUNCHED("pad_and_D");
@@ -1842,8 +1926,8 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
                                                             gamma_bytes > 0);
                 HMD_CUDA_LAUNCHED("gamma_from_dD");
                 compressed_backward<A><<<tab_blocks, 32 * TAB_WARPS, backward_smem_bytes(g), st>>>(
-                    dp->d_model, rows, ncount, dp->x, dp->type, idx, dp->slots, dp->gamma, dp->f,
-                    dp->ev);
+                    dp->d_model, rows, split, ncount, dp->x, dp->type, idx, dp->slots, dp->gamma,
+                    dp->f, dp->ev);
                 HMD_CUDA_LAUNCHED("compressed_backward");
             } else {
                 descriptor_backward<A><<<rows, T, bwd_bytes, st>>>(

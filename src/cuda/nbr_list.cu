@@ -45,13 +45,18 @@ __global__ void fill_bins(int nall, const int *bin_of, const int *bin_start, int
     }
 }
 
+/* The neighbours within rlist of each home atom, one warp per atom: the lanes test 32 atoms of
+ * a cell at once and the hits are appended in the order of the lanes. Writes index [i][cap]
+ * (the first cap), count [i] (all, even beyond cap) and the largest count beyond cap into
+ * *overflow. */
 __global__ void find_pairs(int nlocal, const double *x, grid g, double rlist2, const int *bin_of,
                            const int *bin_start, const int *bin_count, const int *sorted, int cap,
                            int *index, int *count, int *overflow)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x % 32;
+    const int i = (int)(((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32);
     if (i >= nlocal) {
-        return;
+        return; /* a whole warp */
     }
     const double xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
     const int b = bin_of[i];
@@ -73,22 +78,31 @@ __global__ void find_pairs(int nlocal, const double *x, grid g, double rlist2, c
                     continue;
                 }
                 const int nb = (k2 * g.n[1] + k1) * g.n[0] + k0;
-                for (int s = bin_start[nb], e = s + bin_count[nb]; s < e; s++) {
-                    const int j = sorted[s];
-                    const double dx = x[3 * j] - xi, dy = x[3 * j + 1] - yi, dz = x[3 * j + 2] - zi;
-                    if (j != i && dx * dx + dy * dy + dz * dz < rlist2) {
-                        if (n < cap) {
-                            index[(size_t)i * cap + n] = j;
-                        }
-                        n++;
+                for (int s0 = bin_start[nb], e = s0 + bin_count[nb]; s0 < e; s0 += 32) {
+                    const int s = s0 + lane;
+                    int j = -1;
+                    bool hit = false;
+                    if (s < e) {
+                        j = sorted[s];
+                        const double dx = x[3 * j] - xi, dy = x[3 * j + 1] - yi,
+                                     dz = x[3 * j + 2] - zi;
+                        hit = j != i && dx * dx + dy * dy + dz * dz < rlist2;
                     }
+                    const unsigned ballot = __ballot_sync(0xffffffffu, hit);
+                    const int at = n + __popc(ballot & ((1u << lane) - 1));
+                    if (hit && at < cap) {
+                        index[(size_t)i * cap + at] = j;
+                    }
+                    n += __popc(ballot);
                 }
             }
         }
     }
-    count[i] = n;
-    if (n > cap) {
-        atomicMax(overflow, n);
+    if (lane == 0) {
+        count[i] = n;
+        if (n > cap) {
+            atomicMax(overflow, n);
+        }
     }
 }
 
@@ -209,7 +223,7 @@ int hmd_nbr_list_build_cuda(struct hmd_cuda_nbr *nl, int nlocal, int nall, const
     rc = reserve_pairs(nl, nlocal, false, device_bytes);
     for (int attempt = 0; !rc && attempt < 2; attempt++) {
         HMD_CUDA_CHECK(cudaMemsetAsync(nl->overflow, 0, sizeof(int), stream));
-        find_pairs<<<(nlocal + 127) / 128, 128, 0, stream>>>(
+        find_pairs<<<(unsigned)(((size_t)nlocal * 32 + 127) / 128), 128, 0, stream>>>(
             nlocal, d_x, g, rlist * rlist, nl->bin_of, nl->bin_start, nl->bin_count, nl->sorted,
             nl->cap, nl->index, nl->count, nl->overflow);
         HMD_CUDA_LAUNCHED("find_pairs");

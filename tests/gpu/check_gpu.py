@@ -226,6 +226,10 @@ def twin(halomd, data, work):
     runs = [(m, e, None) for m, e in models] + [(m, e, {"HALOMD_GPU_CHUNK_ROWS": "7"})
                                                 for m, e in chunked]
     runs += [(m, [], env) for m, env in slots]
+    # compressed kernels split small systems' slots over 4 warps per centre; large systems take
+    # one warp per centre, and 2 is in between (HALOMD_GPU_SLOT_WARPS)
+    runs += [("se_e2_a_water_one_side.dp", ["-set", "model-compress=yes"],
+              {"HALOMD_GPU_SLOT_WARPS": w}) for w in ("1", "2")]
     ok = True
     for k in range(3):
         a = 9.0 + 4 * rng.random()
