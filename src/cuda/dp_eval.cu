@@ -10,6 +10,7 @@
  * over all slots the fused kernel holds it; everything around it stays in double. */
 #include "cuda/cuda_internal.cuh"
 
+#include "cuda/blas.cuh"
 #include "cuda/cuda_api.h"
 #include "cuda/dpa1_eval.cuh"
 
@@ -1664,7 +1665,6 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
 int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *buf)
 {
     const hmd_cuda_net &net = dp->fit[k];
-    const double one = 1.0, zero = 0.0;
     const int T = 256;
     /* forward: outputs and kept values of every layer, back to back */
     double *outs = buf, *kept = buf + (size_t)rows * dp->fit_width_sum;
@@ -1677,8 +1677,9 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
         const hmd_cuda_layer &L = net.L[l];
         double *o = outs + off, *kv = kept + off;
         off += (size_t)rows * L.n_out;
-        if (cublasDgemm(dp->blas, CUBLAS_OP_N, CUBLAS_OP_N, L.n_out, rows, L.n_in, &one, L.w,
-                        L.n_out, x, L.n_in, &zero, o, L.n_out) != CUBLAS_STATUS_SUCCESS) {
+        if (hmd_blas_gemm(dp->blas, CUBLAS_OP_N, CUBLAS_OP_N, L.n_out, rows, L.n_in, 1.0, L.w,
+                          L.n_out, 0, x, L.n_in, 0, 0.0, o, L.n_out, 0,
+                          1) != CUBLAS_STATUS_SUCCESS) {
             return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: fitting layer %d forward failed", l);
         }
         hmd_cuda_dense_forward<<<blocks_for((size_t)rows * L.n_out, T), T, 0, dp->stream>>>(
@@ -1702,8 +1703,9 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
         HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_dz");
         /* dx = dz W^T, over the layer's input (no longer needed): X for layer 0 */
         double *dx = l == 0 ? X : (double *)in[l];
-        if (cublasDgemm(dp->blas, CUBLAS_OP_T, CUBLAS_OP_N, L.n_in, rows, L.n_out, &one, L.w,
-                        L.n_out, dz, L.n_out, &zero, dx, L.n_in) != CUBLAS_STATUS_SUCCESS) {
+        if (hmd_blas_gemm(dp->blas, CUBLAS_OP_T, CUBLAS_OP_N, L.n_in, rows, L.n_out, 1.0, L.w,
+                          L.n_out, 0, dz, L.n_out, 0, 0.0, dx, L.n_in, 0,
+                          1) != CUBLAS_STATUS_SUCCESS) {
             return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: fitting layer %d backward failed", l);
         }
         if (L.resnet != HMD_RESNET_NONE) {
@@ -1862,8 +1864,10 @@ namespace
 
 /* Warps per centre for a launch of the compressed kernels over `rows` centres: the setting, else
  * the most (up to TAB_WARPS, by powers of 2) that keep the launch within about half of what the
- * GPU holds at once, so that small systems split each centre's slots rather than leave SMs
- * idle (1,536 water atoms: 4 warps for 512 O centres, 2 for 1,024 H). */
+ * GPU holds at once, so that small systems split each centre's slots rather than leave SMs idle,
+ * and no launch ends in a partial second wave of blocks (on an H200: 4 warps per centre up to
+ * 330 centres, 2 up to 660, 1 beyond; 2 warps for 1,536 centres, 1.45 waves, were slower than
+ * 1 or 4). */
 int slot_warps(const hmd_cuda_dp *dp, int rows)
 {
     if (dp->slot_warps) {
@@ -1877,87 +1881,93 @@ int slot_warps(const hmd_cuda_dp *dp, int rows)
     return split;
 }
 
-/* se_e2_a, chunk by chunk of the centres of each fitting net: neighbour slots, descriptor,
- * fitting (its input gradient written over the descriptor), forces and virial; the embedding
- * in scalar A, by the per-centre kernels (networks) or the warp kernels (compressed tables). */
-template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
+/* The fitting nets over rows [c0, c0 + rows) of dp->order (a chunk, which may hold the centres of
+ * several nets): each net k over its part of the chunk's descriptors X, energies into Y. */
+int fitting_of_chunk(hmd_cuda_dp *dp, int c0, int rows, double *X, double *Y, double *work)
 {
-    const hmd_dp_model *m = dp->host;
-    const hmd_cuda_model &g = dp->model;
-    const int T = HMD_CUDA_THREADS;
-    cudaStream_t st = dp->stream;
-    const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
-    const size_t fwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, false, sizeof(A));
-    const size_t bwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, true, sizeof(A));
-    const size_t gamma_bytes = gamma_smem_bytes(g);
-    for (int k = 0; k < m->nfit; k++) {
-        for (int c0 = dp->fit_start[k]; c0 < dp->fit_start[k + 1]; c0 += dp->cap_rows) {
-            const int rows = std::min(dp->cap_rows, dp->fit_start[k + 1] - c0);
-            const int *idx = dp->order + c0;
-            const int split = slot_warps(dp, rows);
-            const unsigned tab_blocks = (unsigned)((rows * split + TAB_WARPS - 1) / TAB_WARPS);
-            double *X = dp->fit_buf, *Y = X + (size_t)rows * dp->dim, *work = Y + rows;
-            format_neighbors<<<rows, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
-                                                         dp->nl.count, dp->nl.cap, idx, dp->slots,
-                                                         dp->ev + 10);
-            HMD_CUDA_LAUNCHED("format_neighbors");
-            if (g.compressed) {
-                auto forward =
-                    split > 1 ? compressed_forward<A, true> : compressed_forward<A, false>;
-                forward<<<tab_blocks, 32 * TAB_WARPS, forward_smem_bytes(g, split), st>>>(
-                    dp->d_model, rows, split, dp->x, dp->type, idx, dp->slots, dp->T);
-                HMD_CUDA_LAUNCHED("compressed_forward");
-                pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
-                HMD_CUDA_LAUNCHED("pad_and_D");
-            } else {
-                descriptor_forward<A><<<rows, T, fwd_bytes, st>>>(dp->d_model, dp->x, dp->type, idx,
-                                                                  dp->slots, dp->T, X);
-                HMD_CUDA_LAUNCHED("descriptor_forward");
-            }
-            int rc = fitting(dp, k, rows, X, Y, work);
+    for (int k = 0; k < dp->host->nfit; k++) {
+        const int r0 = std::max(dp->fit_start[k], c0) - c0;
+        const int r1 = std::min(dp->fit_start[k + 1], c0 + rows) - c0;
+        if (r1 > r0) {
+            int rc = fitting(dp, k, r1 - r0, X + (size_t)r0 * dp->dim, Y + r0, work);
             if (rc) {
                 return rc;
-            }
-            gather_rows<<<blocks_for((size_t)rows, 256), 256, 0, st>>>(rows, 1, idx, Y, dp->atom_y,
-                                                                       true);
-            HMD_CUDA_LAUNCHED("gather_rows");
-            if (g.compressed) {
-                gamma_from_dD<<<rows, T, gamma_bytes, st>>>(dp->d_model, dp->T, X, dp->gamma,
-                                                            gamma_bytes > 0);
-                HMD_CUDA_LAUNCHED("gamma_from_dD");
-                compressed_backward<A><<<tab_blocks, 32 * TAB_WARPS, backward_smem_bytes(g), st>>>(
-                    dp->d_model, rows, split, ncount, dp->x, dp->type, idx, dp->slots, dp->gamma,
-                    dp->f, dp->ev);
-                HMD_CUDA_LAUNCHED("compressed_backward");
-            } else {
-                descriptor_backward<A><<<rows, T, bwd_bytes, st>>>(
-                    dp->d_model, ncount, dp->x, dp->type, idx, dp->slots, dp->T, X, dp->f, dp->ev);
-                HMD_CUDA_LAUNCHED("descriptor_backward");
             }
         }
     }
     return HMD_OK;
 }
 
-/* cublasDgemmStridedBatched with HMD_ESOFTWARE naming `what` on failure. */
+/* se_e2_a, chunk by chunk of the home atoms in dp->order (grouped by fitting net): neighbour
+ * slots and descriptor of every centre of the chunk in one launch each, the fitting nets over
+ * their parts, then forces and virial in one launch; the embedding in scalar A, by the
+ * per-centre kernels (networks) or the warp kernels (compressed tables). */
+template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
+{
+    const hmd_cuda_model &g = dp->model;
+    const int T = HMD_CUDA_THREADS, nrows = dp->fit_start[dp->host->nfit];
+    cudaStream_t st = dp->stream;
+    const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
+    const size_t fwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, false, sizeof(A));
+    const size_t bwd_bytes = smem_bytes(g.nnei, g.M, g.max_width, g.ntypes, true, sizeof(A));
+    const size_t gamma_bytes = gamma_smem_bytes(g);
+    for (int c0 = 0; c0 < nrows; c0 += dp->cap_rows) {
+        const int rows = std::min(dp->cap_rows, nrows - c0);
+        const int *idx = dp->order + c0;
+        const int split = slot_warps(dp, rows);
+        const unsigned tab_blocks = (unsigned)((rows * split + TAB_WARPS - 1) / TAB_WARPS);
+        double *X = dp->fit_buf, *Y = X + (size_t)rows * dp->dim, *work = Y + rows;
+        format_neighbors<<<rows, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
+                                                     dp->nl.count, dp->nl.cap, idx, dp->slots,
+                                                     dp->ev + 10);
+        HMD_CUDA_LAUNCHED("format_neighbors");
+        if (g.compressed) {
+            auto forward = split > 1 ? compressed_forward<A, true> : compressed_forward<A, false>;
+            forward<<<tab_blocks, 32 * TAB_WARPS, forward_smem_bytes(g, split), st>>>(
+                dp->d_model, rows, split, dp->x, dp->type, idx, dp->slots, dp->T);
+            HMD_CUDA_LAUNCHED("compressed_forward");
+            pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
+            HMD_CUDA_LAUNCHED("pad_and_D");
+        } else {
+            descriptor_forward<A><<<rows, T, fwd_bytes, st>>>(dp->d_model, dp->x, dp->type, idx,
+                                                              dp->slots, dp->T, X);
+            HMD_CUDA_LAUNCHED("descriptor_forward");
+        }
+        int rc = fitting_of_chunk(dp, c0, rows, X, Y, work);
+        if (rc) {
+            return rc;
+        }
+        gather_rows<<<blocks_for((size_t)rows, 256), 256, 0, st>>>(rows, 1, idx, Y, dp->atom_y,
+                                                                   true);
+        HMD_CUDA_LAUNCHED("gather_rows");
+        if (g.compressed) {
+            gamma_from_dD<<<rows, T, gamma_bytes, st>>>(dp->d_model, dp->T, X, dp->gamma,
+                                                        gamma_bytes > 0);
+            HMD_CUDA_LAUNCHED("gamma_from_dD");
+            compressed_backward<A><<<tab_blocks, 32 * TAB_WARPS, backward_smem_bytes(g), st>>>(
+                dp->d_model, rows, split, ncount, dp->x, dp->type, idx, dp->slots, dp->gamma, dp->f,
+                dp->ev);
+            HMD_CUDA_LAUNCHED("compressed_backward");
+        } else {
+            descriptor_backward<A><<<rows, T, bwd_bytes, st>>>(
+                dp->d_model, ncount, dp->x, dp->type, idx, dp->slots, dp->T, X, dp->f, dp->ev);
+            HMD_CUDA_LAUNCHED("descriptor_backward");
+        }
+    }
+    return HMD_OK;
+}
+
+/* hmd_blas_gemm in double with HMD_ESOFTWARE naming `what` on failure. */
 int batched(hmd_cuda_dp *dp, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
             double alpha, const double *A, int lda, long long sa, const double *B, int ldb,
             long long sb, double beta, double *C, int ldc, long long sc, int count,
             const char *what)
 {
-    if (cublasDgemmStridedBatched(dp->blas, ta, tb, m, n, k, &alpha, A, lda, sa, B, ldb, sb, &beta,
-                                  C, ldc, sc, count) != CUBLAS_STATUS_SUCCESS) {
+    if (hmd_blas_gemm(dp->blas, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
+                      count) != CUBLAS_STATUS_SUCCESS) {
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: %s failed", what);
     }
     return HMD_OK;
-}
-
-/* C = A B for column-major A [m][k] (lda m) and B [k][n] (ldb k), in double. */
-cublasStatus_t gemm_nn(cublasHandle_t h, int m, int n, int k, const double *A, const double *B,
-                       double *C)
-{
-    const double one = 1.0, zero = 0.0;
-    return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m);
 }
 
 /* Embedding net k over the n inputs s in double, layer by layer (DGEMMs through the layer
@@ -1977,8 +1987,9 @@ int slots_embed_layers(hmd_cuda_dp *dp, int k, size_t n, const double *s, double
         } else {
             /* the last product goes to the output itself */
             double *z = last ? out : next;
-            if (gemm_nn(dp->blas, L.n_out, (int)(2 * n), L.n_in, L.w, in, z) !=
-                CUBLAS_STATUS_SUCCESS) {
+            if (hmd_blas_gemm(dp->blas, CUBLAS_OP_N, CUBLAS_OP_N, L.n_out, (int)(2 * n), L.n_in,
+                              1.0, L.w, L.n_out, 0, in, L.n_in, 0, 0.0, z, L.n_out, 0,
+                              1) != CUBLAS_STATUS_SUCCESS) {
                 return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: embedding layer %d failed", l);
             }
             slots_layer<<<blocks, T, 0, dp->stream>>>(n, L, in, z);

@@ -27,6 +27,8 @@
  */
 #include "cuda/dpa1_eval.cuh"
 
+#include "cuda/blas.cuh"
+
 #include <algorithm>
 #include <type_traits>
 #include <vector>
@@ -882,28 +884,6 @@ template <typename V> struct operand {
     long long stride;
 };
 
-/* Column-major C = op(A) op(B) + beta C for `batch` matrices (cuBLAS's own argument order), in
- * double or in plain fp32 (cuBLAS's default math mode leaves TF32 off). */
-cublasStatus_t blas_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                         int k, const double *A, int lda, long long sa, const double *B, int ldb,
-                         long long sb, double beta, double *C, int ldc, long long sc, int batch)
-{
-    const double one = 1.0;
-    return batch == 1 ? cublasDgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc)
-                      : cublasDgemmStridedBatched(h, ta, tb, m, n, k, &one, A, lda, sa, B, ldb, sb,
-                                                  &beta, C, ldc, sc, batch);
-}
-
-cublasStatus_t blas_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                         int k, const float *A, int lda, long long sa, const float *B, int ldb,
-                         long long sb, float beta, float *C, int ldc, long long sc, int batch)
-{
-    const float one = 1.0f;
-    return batch == 1 ? cublasSgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc)
-                      : cublasSgemmStridedBatched(h, ta, tb, m, n, k, &one, A, lda, sa, B, ldb, sb,
-                                                  &beta, C, ldc, sc, batch);
-}
-
 /* Row-major C = op(A) op(B) + beta C for `batch` matrices in scalar V: op(A) m x k (A stored
  * k x m when ta), op(B) k x n (B stored n x k when tb), leading dimensions as row strides.
  * cuBLAS is column-major, so it is asked for C^T = op(B)^T op(A)^T. */
@@ -911,9 +891,9 @@ template <typename V>
 int gemm(cublasHandle_t blas, const char *what, int batch, int m, int n, int k, bool ta,
          operand<V> A, bool tb, operand<V> B, V beta, V *C, int ldc, long long stride_c)
 {
-    const cublasStatus_t st =
-        blas_gemm(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
-                  B.p, B.ld, B.stride, A.p, A.ld, A.stride, beta, C, ldc, stride_c, batch);
+    const cublasStatus_t st = hmd_blas_gemm(
+        blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, V(1), B.p,
+        B.ld, B.stride, A.p, A.ld, A.stride, beta, C, ldc, stride_c, batch);
     if (st != CUBLAS_STATUS_SUCCESS) {
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: DPA-1 %s failed (status %d)", what, (int)st);
     }
