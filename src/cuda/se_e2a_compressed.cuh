@@ -1,0 +1,326 @@
+/* se_e2_a on the GPU with compressed (tabulated) embeddings: one to four warps per centre
+ * walking its live slots, forward (G (x) R) and backward (forces and virial). Part of dp_eval.cu's
+ * translation unit (only it includes this file), in an anonymous namespace as the rest of it. */
+#ifndef HMD_CUDA_SE_E2A_COMPRESSED_CUH
+#define HMD_CUDA_SE_E2A_COMPRESSED_CUH
+
+#include "cuda/se_e2a_centre.cuh"
+
+namespace
+{
+
+/* ---- compressed tables: warps per centre -------------------------------------------------------
+ *
+ * The embedding of a compressed model is a quintic per interval of s and output, coefficients
+ * [interval][a0..a5][M] as on the host. Both kernels give each lane the outputs
+ * a = a0 + lane + 32 h (h < TAB_OUT, in passes a0 of 128) and walk the centre's live slots, so
+ * that each load of the warp reads 32 consecutive outputs of one coefficient (a lane per slot
+ * would read 32 scattered rows at once). A centre's live slots are split in `split` (1, 2 or 4)
+ * consecutive ranges, one per warp of the centre, so that a small system still fills the GPU
+ * (slot_warps). The forward kernel sums G (x) R in registers and adds the warps' sums in shared
+ * memory, in warp order; the backward kernel sums each slot's G gamma and dG gamma over the warp
+ * (warp_sum8) and adds forces with atomics. Neither needs a barrier per slot (the per-centre
+ * kernels above take NB slots between two). */
+
+constexpr int TAB_WARPS = 4;         /* warps per block: TAB_WARPS / split centres */
+constexpr int TAB_OUT = 4;           /* outputs per lane and pass over the slots: 128 per warp */
+constexpr int TAB_BLOCKS_PER_SM = 5; /* compressed_forward, unsplit: 102 registers */
+
+/* The quintic of one output at offset xr into its interval (coefficient k at c[k M]) and its
+ * slope, extended linearly by delta beyond the table (hmd_emb_table_eval's arithmetic, in scalar
+ * A). */
+template <typename A> __device__ void table_unit(const A *c, int M, A xr, A delta, A &g, A &dg)
+{
+    const A a0 = c[0], a1 = c[M], a2 = c[2 * M], a3 = c[3 * M], a4 = c[4 * M], a5 = c[5 * M];
+    const A v = a0 + (a1 + (a2 + (a3 + (a4 + a5 * xr) * xr) * xr) * xr) * xr;
+    dg = a1 + (2 * a2 + (3 * a3 + (4 * a4 + 5 * a5 * xr) * xr) * xr) * xr;
+    g = v + dg * delta;
+}
+
+/* The live slots of a centre (occupied, type pair not excluded) in slot order into list (warp
+ * wide, all lanes); returns their count. */
+__device__ int warp_live_slots(const hmd_cuda_model &m, int ti, const int *slots, int *list)
+{
+    const int lane = threadIdx.x % 32;
+    int n = 0;
+    for (int j0 = 0; j0 < m.nnei; j0 += 32) {
+        const int j = j0 + lane;
+        const bool live =
+            j < m.nnei && slots[j] >= 0 && !m.exclude[ti * m.ntypes + block_of_slot(m, j)];
+        const unsigned ballot = __ballot_sync(0xffffffffu, live);
+        if (live) {
+            list[n + __popc(ballot & ((1u << lane) - 1))] = j;
+        }
+        n += __popc(ballot);
+    }
+    __syncwarp();
+    return n;
+}
+
+/* The warp's share of a centre's live slots: entries [*lo, *hi) of the n in its list, part
+ * `part` of `split` consecutive ranges. */
+__device__ void slot_range(int n, int part, int split, int *lo, int *hi)
+{
+    *lo = n * part / split;
+    *hi = n * (part + 1) / split;
+}
+
+/* acc[h][c] = sum of G_a R_c over the live slots list[lo..hi) of centre i, outputs
+ * a = a0 + lane + 32 h (warp wide). */
+template <typename A>
+__device__ void forward_sum(const hmd_cuda_model &m, int i, int ti, const int *slots,
+                            const int *list, int lo, int hi, const double *x, int a0,
+                            double acc[TAB_OUT][4])
+{
+    const int lane = threadIdx.x % 32, M = m.M;
+    for (int b0 = lo; b0 < hi; b0 += 32) {
+        /* lane q places slot b0 + q; the warp then walks them */
+        double R[4] = {0, 0, 0, 0}, xr = 0, delta = 0;
+        int iv = 0, k = 0;
+        if (b0 + lane < hi) {
+            const int j = list[b0 + lane], tau = block_of_slot(m, j);
+            slot_row(m, i, ti, tau, j, slots[j], x, R, NULL);
+            k = net_index(m, ti, tau);
+            iv = hmd_emb_table_locate(&m.table[k], R[0], &xr, &delta);
+        }
+        const int nq = min(32, hi - b0);
+        for (int q = 0; q < nq; q++) {
+            double Rq[4];
+            for (int c = 0; c < 4; c++) {
+                Rq[c] = __shfl_sync(0xffffffffu, R[c], q);
+            }
+            const A xq = A(__shfl_sync(0xffffffffu, xr, q));
+            const A dq = A(__shfl_sync(0xffffffffu, delta, q));
+            const int kq = __shfl_sync(0xffffffffu, k, q);
+            const A *coef =
+                precision<A>::coef(m, kq) + (size_t)__shfl_sync(0xffffffffu, iv, q) * 6 * M;
+#pragma unroll
+            for (int h = 0; h < TAB_OUT; h++) {
+                const int a = a0 + lane + 32 * h;
+                if (a < M) {
+                    A g, dg;
+                    table_unit(coef + a, M, xq, dq, g, dg);
+                    for (int c = 0; c < 4; c++) {
+                        acc[h][c] += (double)g * Rq[c];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* T [rows][M][4] = (sum over live slots of G (x) R) / nnei of every centre of the chunk
+ * (descriptor_forward without the padding and D, which pad_and_D adds), the table in scalar A.
+ * `split` warps per centre (1 unless SPLIT), each walking its range of the slots once per 128
+ * outputs; dynamic shared memory: forward_smem_bytes. The split form has fewer blocks than the
+ * GPU holds (slot_warps), so it takes the registers of one block less per SM. */
+template <typename A, bool SPLIT>
+__global__ void __launch_bounds__(32 * TAB_WARPS, TAB_BLOCKS_PER_SM - SPLIT)
+    compressed_forward(const hmd_cuda_model *mp, int rows, int split_arg, const double *x,
+                       const int *type, const int *idx, const int *slots_all, double *T_out)
+{
+    const hmd_cuda_model &m = *mp;
+    const int split = SPLIT ? split_arg : 1;
+    /* [TAB_WARPS][TAB_OUT][4][32] sums of each warp when split > 1, then the slot lists */
+    extern __shared__ double tab_part[];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, part = warp % split;
+    const int row = (blockIdx.x * TAB_WARPS + warp) / split, M = m.M;
+    if (split == 1 && row >= rows) {
+        return; /* a whole warp, in a kernel without a block barrier */
+    }
+    const bool active = row < rows; /* the same for the split warps of a centre */
+    int i = 0, ti = 0, lo = 0, hi = 0;
+    const int *slots = slots_all + (size_t)row * m.nnei;
+    int *list = (int *)(tab_part + (split > 1 ? TAB_WARPS * TAB_OUT * 4 * 32 : 0)) + warp * m.nnei;
+    if (active) {
+        i = idx[row];
+        ti = type[i];
+        slot_range(warp_live_slots(m, ti, slots, list), part, split, &lo, &hi);
+    }
+    double *Tr = T_out + (size_t)row * M * 4;
+    const double inv = 1.0 / m.nnei;
+    for (int a0 = 0; a0 < M; a0 += 32 * TAB_OUT) {
+        double acc[TAB_OUT][4] = {};
+        if (active) {
+            forward_sum<A>(m, i, ti, slots, list, lo, hi, x, a0, acc);
+        }
+        if (split > 1) { /* warp `part` 0 adds the others' sums, in order */
+            double *mine = tab_part + warp * TAB_OUT * 4 * 32 + lane;
+#pragma unroll
+            for (int h = 0; h < TAB_OUT; h++) {
+                for (int c = 0; c < 4; c++) {
+                    mine[(4 * h + c) * 32] = acc[h][c];
+                }
+            }
+            __syncthreads();
+            for (int p = 1; p < split && part == 0; p++) {
+#pragma unroll
+                for (int h = 0; h < TAB_OUT; h++) {
+                    for (int c = 0; c < 4; c++) {
+                        acc[h][c] += mine[(p * TAB_OUT * 4 + 4 * h + c) * 32];
+                    }
+                }
+            }
+            __syncthreads(); /* the sums are read before the next pass writes them */
+        }
+#pragma unroll
+        for (int h = 0; h < TAB_OUT; h++) {
+            const int a = a0 + lane + 32 * h;
+            for (int c = 0; c < 4 && a < M && active && part == 0; c++) {
+                Tr[4 * a + c] = acc[h][c] * inv;
+            }
+        }
+    }
+}
+
+/* One butterfly step over lanes o apart: the lane with bit o set keeps values HALF.. of p[0..2
+ * HALF), its partner the others; each adds the partner's share of what it keeps into p[0..HALF). */
+template <int HALF> __device__ void warp_halve(double p[8], int o)
+{
+    const bool up = (threadIdx.x % 32) & o;
+#pragma unroll
+    for (int v = 0; v < HALF; v++) {
+        const double keep = up ? p[v + HALF] : p[v], send = up ? p[v] : p[v + HALF];
+        p[v] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+    }
+}
+
+/* The warp sums of eight values p[0..7] given by every lane, by a butterfly that halves what
+ * each lane carries at each of its first three steps (9 shuffles instead of 40): returns in
+ * p[0] the sum of value ((lane >> 4) & 1) * 4 + ((lane >> 3) & 1) * 2 + ((lane >> 2) & 1). */
+__device__ int warp_sum8(double p[8])
+{
+    const int lane = threadIdx.x % 32;
+    warp_halve<4>(p, 16);
+    warp_halve<2>(p, 8);
+    warp_halve<1>(p, 4);
+    p[0] += __shfl_xor_sync(0xffffffffu, p[0], 2);
+    p[0] += __shfl_xor_sync(0xffffffffu, p[0], 1);
+    return ((lane >> 4) & 1) * 4 + ((lane >> 3) & 1) * 2 + ((lane >> 2) & 1);
+}
+
+/* Forces and virial of every centre of the chunk from gamma [rows][4][M] (gamma_from_dD), the
+ * table recomputed in scalar A (descriptor_backward's per-slot part). `split` warps per centre:
+ * each walks its range of the live slots as compressed_forward does (lane: outputs
+ * a0 + lane + 32 h), sums px = G gamma and py = dG gamma of each slot over the warp and leaves
+ * them with the lane that placed the slot (its place in the range % 32), which then adds that
+ * slot's forces. Dynamic shared memory: backward_smem_bytes. */
+template <typename A>
+__global__ void __launch_bounds__(32 * TAB_WARPS)
+    compressed_backward(const hmd_cuda_model *mp, int rows, int split, int ncount, const double *x,
+                        const int *type, const int *idx, const int *slots_all, const double *gamma,
+                        double *f, double *virial)
+{
+    const hmd_cuda_model &m = *mp;
+    /* [TAB_WARPS][4][M] gamma, [TAB_WARPS][32][8] px and py of a batch, the slot lists */
+    extern __shared__ double tab_gamma[];
+    __shared__ double vir[9];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int row = (blockIdx.x * TAB_WARPS + warp) / split;
+    if (threadIdx.x < 9) {
+        vir[threadIdx.x] = 0.0;
+    }
+    __syncthreads();
+    if (row < rows) { /* a whole warp */
+        const int M = m.M, i = idx[row], ti = type[i];
+        const int *slots = slots_all + (size_t)row * m.nnei;
+        double *batch = tab_gamma + TAB_WARPS * 4 * M + warp * 32 * 8;
+        int *list = (int *)(tab_gamma + TAB_WARPS * (4 * M + 32 * 8)) + warp * m.nnei;
+        int lo, hi;
+        slot_range(warp_live_slots(m, ti, slots, list), warp % split, split, &lo, &hi);
+        double *gl = tab_gamma + warp * 4 * M; /* [4][M]: this centre's gamma */
+        for (int e = lane; e < 4 * M; e += 32) {
+            gl[e] = gamma[(size_t)row * 4 * M + e];
+        }
+        __syncwarp();
+        double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, fi[3] = {0, 0, 0};
+        for (int b0 = lo; b0 < hi; b0 += 32) {
+            const bool mine = b0 + lane < hi; /* lane places slot b0 + lane */
+            int j = 0, tau = 0, iv = 0, k = 0;
+            double R[4], xr = 0, delta = 0;
+            if (mine) {
+                j = list[b0 + lane];
+                tau = block_of_slot(m, j);
+                slot_row(m, i, ti, tau, j, slots[j], x, R, NULL);
+                k = net_index(m, ti, tau);
+                iv = hmd_emb_table_locate(&m.table[k], R[0], &xr, &delta);
+            }
+            const int nq = min(32, hi - b0);
+            for (int q = 0; q < nq; q++) {
+                const A xq = A(__shfl_sync(0xffffffffu, xr, q));
+                const A dq = A(__shfl_sync(0xffffffffu, delta, q));
+                const int kq = __shfl_sync(0xffffffffu, k, q);
+                const A *coef =
+                    precision<A>::coef(m, kq) + (size_t)__shfl_sync(0xffffffffu, iv, q) * 6 * M;
+                double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                for (int a0 = 0; a0 < M; a0 += 32 * TAB_OUT) {
+#pragma unroll
+                    for (int h = 0; h < TAB_OUT; h++) {
+                        const int a = a0 + lane + 32 * h;
+                        if (a < M) {
+                            A g, dg;
+                            table_unit(coef + a, M, xq, dq, g, dg);
+                            for (int c = 0; c < 4; c++) {
+                                const double gc = gl[c * M + a];
+                                p[c] += (double)g * gc;
+                                p[4 + c] += (double)dg * gc;
+                            }
+                        }
+                    }
+                }
+                const int v = warp_sum8(p);
+                if (lane % 4 == 0) {
+                    batch[8 * q + v] = p[0];
+                }
+            }
+            __syncwarp();
+            if (mine) {
+                const double *pxy = batch + 8 * lane; /* px, py of this lane's slot */
+                const int nb = slots[j];
+                double J[4][3], gr[3];
+                slot_row(m, i, ti, tau, j, nb, x, R, J);
+                slot_grad(pxy, pxy + 4, R, m.dstd + ((size_t)ti * m.nnei + j) * 4, &J[0][0], gr);
+                add_slot_force(x, i, nb, gr, f, fi, w);
+            }
+            __syncwarp(); /* batch is read before the next batch writes it */
+        }
+        for (int q = 0; q < 3; q++) {
+            fi[q] = warp_sum(fi[q]);
+        }
+        for (int e = 0; e < 9; e++) {
+            w[e] = warp_sum(w[e]);
+        }
+        if (lane == 0) {
+            for (int q = 0; q < 3; q++) {
+                atomicAdd(&f[3 * i + q], fi[q]);
+            }
+            for (int e = 0; e < 9 && i < ncount; e++) {
+                atomicAdd(&vir[e], w[e]);
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < 9) {
+        atomicAdd(&virial[threadIdx.x], vir[threadIdx.x]);
+    }
+}
+
+/* Dynamic shared memory of compressed_forward: each warp's sums (when the centres' slots are
+ * split) and slot list. */
+size_t forward_smem_bytes(const hmd_cuda_model &g, int split)
+{
+    return (split > 1 ? sizeof(double) * TAB_WARPS * TAB_OUT * 4 * 32 : 0) +
+           sizeof(int) * TAB_WARPS * g.nnei;
+}
+
+/* Dynamic shared memory of compressed_backward: each warp's gamma, px and py of a batch of
+ * slots, and its slot list. */
+size_t backward_smem_bytes(const hmd_cuda_model &g)
+{
+    return sizeof(double) * TAB_WARPS * (4 * (size_t)g.M + 32 * 8) +
+           sizeof(int) * TAB_WARPS * g.nnei;
+}
+
+} // namespace
+
+#endif /* HMD_CUDA_SE_E2A_COMPRESSED_CUH */
