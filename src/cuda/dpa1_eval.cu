@@ -1108,7 +1108,7 @@ int upload_pad_tables(hmd_cuda_dpa1 *a, const hmd_dp_model *m)
     const size_t per = hmd_dpa1_pad_table_doubles(m);
     std::vector<double> table(per * m->ntypes), buf(hmd_dpa1_scratch_doubles(m));
     std::vector<int> ibuf(hmd_dpa1_scratch_ints(m));
-    hmd_dpa1_scratch sc = {m, buf.data(), ibuf.data()};
+    hmd_dpa1_scratch sc = {m, buf.data(), ibuf.data(), 0};
     for (int t0 = 0; t0 < m->ntypes; t0++) {
         hmd_dpa1_pad_table(m, t0, &sc, table.data() + per * t0);
     }

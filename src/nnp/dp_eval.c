@@ -7,8 +7,8 @@
  * by the atom order alone, so results do not depend on the number of threads.
  * What step 3 needs from step 1 differs by descriptor: se_e2_a keeps, per real slot, the
  * embedding output, its derivative and R (about 2 * nnei * M doubles per atom, 220 kB for the
- * water model) for the chunk; DPA-1's attention state is far larger (megabytes per atom), so
- * its backward recomputes the atom's forward pass in a per-thread buffer instead.
+ * water model) for the chunk; DPA-1 keeps each atom's whole state (every layer's tensors,
+ * megabytes per atom), so its chunks hold as many atoms as fit in DPA1_KEEP_BYTES per thread.
  */
 #include "nnp/dp_eval.h"
 
@@ -21,6 +21,7 @@
 #include "nnp/se_e2_a.h"
 
 enum { CHUNK = 32 }; /* atoms per chunk: one pass over the fitting weights serves this many */
+enum { DPA1_KEEP_BYTES = 64 << 20 }; /* DPA-1: kept forward states per thread, at most */
 
 /* Neighbour slots per atom and width of T, whatever the descriptor. */
 static int slots_of(const struct hmd_dp_model *m)
@@ -106,10 +107,22 @@ static size_t fit_doubles(const struct hmd_dp_model *m)
            hmd_mlp_backward_work_size(net, CHUNK);
 }
 
-/* Descriptor scratch of one thread, and what the forward keeps per atom for the backward. */
+/* Atoms per chunk: CHUNK, or for DPA-1 as many as keep their forward state within
+ * DPA1_KEEP_BYTES (at least one). */
+static int chunk_atoms(const struct hmd_dp_model *m)
+{
+    if (m->kind != HMD_DESCRIPTOR_DPA1) {
+        return CHUNK;
+    }
+    const size_t n = DPA1_KEEP_BYTES / (hmd_dpa1_scratch_doubles(m) * sizeof(double));
+    return n < 1 ? 1 : (n > CHUNK ? CHUNK : (int)n);
+}
+
+/* Descriptor scratch of one thread (DPA-1: a state per atom of the chunk), and what the se_e2_a
+ * forward keeps per atom for the backward. */
 static size_t descriptor_doubles(const struct hmd_dp_model *m)
 {
-    return m->kind == HMD_DESCRIPTOR_DPA1 ? hmd_dpa1_scratch_doubles(m)
+    return m->kind == HMD_DESCRIPTOR_DPA1 ? chunk_atoms(m) * hmd_dpa1_scratch_doubles(m)
                                           : hmd_se_e2_a_scratch_doubles(m);
 }
 
@@ -120,7 +133,8 @@ static size_t keep_doubles(const struct hmd_dp_model *m)
 
 static size_t descriptor_ints(const struct hmd_dp_model *m)
 {
-    return m->kind == HMD_DESCRIPTOR_DPA1 ? hmd_dpa1_scratch_ints(m) : hmd_se_e2_a_scratch_ints(m);
+    return m->kind == HMD_DESCRIPTOR_DPA1 ? chunk_atoms(m) * hmd_dpa1_scratch_ints(m)
+                                          : hmd_se_e2_a_scratch_ints(m);
 }
 
 /* Per-thread doubles: descriptor scratch, fitting batch, candidates, kept chunk state. */
@@ -209,8 +223,8 @@ static int workspace_reserve(const struct hmd_dp_model *m, struct hmd_dp_workspa
 
 /* Thread-private buffers carved from the workspace. */
 struct thread_buffers {
-    struct hmd_se_e2_a_scratch se; /* se_e2_a */
-    struct hmd_dpa1_scratch dpa1;  /* DPA-1 */
+    struct hmd_se_e2_a_scratch se;       /* se_e2_a */
+    struct hmd_dpa1_scratch dpa1[CHUNK]; /* DPA-1: the state of each atom of the chunk */
     struct candidate *cand;
     double *keep;                                /* [CHUNK][keep doubles] */
     double *in, *dx, *work, *saved, *dy, *bwork; /* fitting batch */
@@ -222,7 +236,10 @@ static void thread_buffers_init(struct thread_buffers *b, const struct hmd_dp_mo
     double *p = ws->thread_dbuf + (size_t)tid * ws->thread_doubles;
     int *ip = ws->thread_ibuf + (size_t)tid * ws->thread_ints;
     if (m->kind == HMD_DESCRIPTOR_DPA1) {
-        b->dpa1 = (struct hmd_dpa1_scratch){.m = m, .buf = p, .ibuf = ip};
+        const size_t nd = hmd_dpa1_scratch_doubles(m), ni = hmd_dpa1_scratch_ints(m);
+        for (int c = 0; c < chunk_atoms(m); c++) {
+            b->dpa1[c] = (struct hmd_dpa1_scratch){.m = m, .buf = p + c * nd, .ibuf = ip + c * ni};
+        }
     } else {
         hmd_se_e2_a_scratch_init(&b->se, m, p, ip);
     }
@@ -278,7 +295,7 @@ static void descriptor_forward(const struct hmd_dp_model *m, struct hmd_dp_works
     const int *slots = ws->slots + (size_t)i * nnei;
     double *T = ws->T + (size_t)i * M * 4, *D = ws->D + (size_t)i * m->dim_descrpt;
     if (m->kind == HMD_DESCRIPTOR_DPA1) {
-        hmd_dpa1_forward(m, i, type[i], slots, x, type, ws->pad_type, ws->pad_table, &b->dpa1, T,
+        hmd_dpa1_forward(m, i, type[i], slots, x, type, ws->pad_type, ws->pad_table, &b->dpa1[c], T,
                          D);
     } else {
         hmd_se_e2_a_forward(m, i, type[i], slots, x, &b->se, T, D, b->keep + keep_doubles(m) * c);
@@ -294,8 +311,7 @@ static void descriptor_backward(const struct hmd_dp_model *m, struct hmd_dp_work
     const double *dD = ws->D + (size_t)i * m->dim_descrpt;
     double *grad = ws->grad + (size_t)i * nnei * 3;
     if (m->kind == HMD_DESCRIPTOR_DPA1) {
-        hmd_dpa1_backward(m, i, type[i], slots, x, type, ws->pad_type, ws->pad_table, &b->dpa1, dD,
-                          grad);
+        hmd_dpa1_backward(m, type[i], &b->dpa1[c], ws->T + (size_t)i * M * 4, dD, grad);
     } else {
         hmd_se_e2_a_backward(m, i, type[i], slots, x, &b->se, ws->T + (size_t)i * M * 4, dD,
                              b->keep + keep_doubles(m) * c, grad);
@@ -409,14 +425,14 @@ int hmd_dp_compute_cpu(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws
         hmd_dpa1_pad_table(m, type0, &sc, ws->pad_table);
         ws->pad_type = type0;
     }
-    const int nchunks = (nlocal + CHUNK - 1) / CHUNK;
+    const int chunk = chunk_atoms(m), nchunks = (nlocal + chunk - 1) / chunk;
 #pragma omp parallel
     {
         struct thread_buffers b;
         thread_buffers_init(&b, m, ws, hmd_thread_id(), max_list);
 #pragma omp for schedule(dynamic, 1)
         for (int c = 0; c < nchunks; c++) {
-            const int c0 = c * CHUNK, len = (nlocal - c0 < CHUNK) ? nlocal - c0 : CHUNK;
+            const int c0 = c * chunk, len = (nlocal - c0 < chunk) ? nlocal - c0 : chunk;
             chunk_pass(m, ws, &b, ws->order + c0, len, x, type, nl);
         }
     }

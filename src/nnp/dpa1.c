@@ -53,8 +53,6 @@ struct state {
     double *dsw_acc; /* [nnei] dE/d sw */
     double *drhat;   /* [nnei][3] */
     double *gamma;   /* [M][4] dE/dT / nnei */
-    double *T;       /* [M][4] T of the atom (backward) */
-    double *D;       /* [dim_descrpt] descriptor of the atom (backward, unused) */
     /* padding table evaluation */
     double *pin;   /* [k_emb] embedding input */
     double *pwork; /* embedding work for one row */
@@ -116,8 +114,6 @@ static size_t layout(const struct hmd_dp_model *m, double *buf, int *ibuf, struc
         {&s->dsw_acc, n},
         {&s->drhat, n * 3},
         {&s->gamma, M * 4},
-        {&s->T, M * 4},
-        {&s->D, (size_t)m->dim_descrpt},
         {&s->pin, ke},
         {&s->pwork, hmd_mlp_work_size(&d->emb, 1)},
         {&s->pX, M},
@@ -465,7 +461,7 @@ void hmd_dpa1_forward(const struct hmd_dp_model *m, int i, int ti, const int *sl
 {
     struct state s;
     layout(m, sc->buf, sc->ibuf, &s);
-    forward(m, i, ti, slots, x, type, pad_table, &s, T, D);
+    sc->rows = forward(m, i, ti, slots, x, type, pad_table, &s, T, D);
 }
 
 /* Backward through attention layer l for n rows: dY (dE/d output) -> dX (dE/d input);
@@ -582,19 +578,17 @@ static void attention_backward(const struct hmd_dp_model *m, int l, int n, struc
     }
 }
 
-void hmd_dpa1_backward(const struct hmd_dp_model *m, int i, int ti, const int *slots,
-                       const double *x, const int *type, int pad_type, const double *pad_table,
-                       struct hmd_dpa1_scratch *sc, const double *dD, double *grad)
+void hmd_dpa1_backward(const struct hmd_dp_model *m, int ti, struct hmd_dpa1_scratch *sc,
+                       const double *T, const double *dD, double *grad)
 {
     const struct hmd_dpa1 *d = &m->dpa1;
-    const int M = d->M, M2 = d->M2, nnei = d->nnei;
+    const int M = d->M, M2 = d->M2, nnei = d->nnei, n = sc->rows;
     struct state s;
     layout(m, sc->buf, sc->ibuf, &s);
-    const int n = forward(m, i, ti, slots, x, type, pad_table, &s, s.T, s.D);
     /* gamma[a][c] = dE/dT[a][c] / nnei, with D[a][b] = sum_c T[a][c] T[b][c] (b < M2) */
     for (int a = 0; a < M; a++) {
         for (int c = 0; c < 4; c++) {
-            s.gamma[4 * a + c] = hmd_descriptor_grad_T(dD, M2, s.T, M, M2, a, c) / nnei;
+            s.gamma[4 * a + c] = hmd_descriptor_grad_T(dD, M2, T, M, M2, a, c) / nnei;
         }
     }
     memset(grad, 0, sizeof(double) * 3 * nnei);

@@ -25,12 +25,14 @@
 
 #include "nnp/model.h"
 
-/* Per-thread state of one atom (forward tensors of every layer and backward buffers), carved
- * from one buffer; sizes depend on the model only. */
+/* The state of one atom (forward tensors of every layer and backward buffers), carved from one
+ * buffer; sizes depend on the model only. hmd_dpa1_forward leaves the atom's state in it for
+ * hmd_dpa1_backward. */
 struct hmd_dpa1_scratch {
     const struct hmd_dp_model *m;
     double *buf; /* hmd_dpa1_scratch_doubles() doubles, borrowed */
     int *ibuf;   /* hmd_dpa1_scratch_ints() ints, borrowed */
+    int rows;    /* real neighbours of the latest forward */
 };
 
 size_t hmd_dpa1_scratch_doubles(const struct hmd_dp_model *m);
@@ -48,16 +50,16 @@ void hmd_dpa1_pad_table(const struct hmd_dp_model *m, int pad_type, struct hmd_d
 
 /* Forward for centre atom i (type ti) with neighbour slots `slots` [nnei] into positions x
  * [nall][3] (Å) and types [nall]: writes T [M][4] and the descriptor D [dim_descrpt] (the
- * type embedding of ti at the end when concat_output_tebd). */
+ * type embedding of ti at the end when concat_output_tebd), and keeps every layer's tensors in
+ * `s` for hmd_dpa1_backward. */
 void hmd_dpa1_forward(const struct hmd_dp_model *m, int i, int ti, const int *slots,
                       const double *x, const int *type, int pad_type, const double *pad_table,
                       struct hmd_dpa1_scratch *s, double *T, double *D);
 
-/* Backward for the same atom: recomputes the forward pass keeping every layer's tensors in
- * `s`, then writes grad[j][3] = dE/dd_ij (eV/Å) for every slot (zero for padding and excluded
- * pairs), given dE/dD [dim_descrpt] (the type-embedding part is a constant and is ignored). */
-void hmd_dpa1_backward(const struct hmd_dp_model *m, int i, int ti, const int *slots,
-                       const double *x, const int *type, int pad_type, const double *pad_table,
-                       struct hmd_dpa1_scratch *s, const double *dD, double *grad);
+/* Backward for the atom (type ti) whose hmd_dpa1_forward ran last into `s`, from its T [M][4]:
+ * writes grad[j][3] = dE/dd_ij (eV/Å) for every slot (zero for padding and excluded pairs),
+ * given dE/dD [dim_descrpt] (the type-embedding part is a constant and is ignored). */
+void hmd_dpa1_backward(const struct hmd_dp_model *m, int ti, struct hmd_dpa1_scratch *s,
+                       const double *T, const double *dD, double *grad);
 
 #endif /* HMD_NNP_DPA1_H */
