@@ -20,7 +20,7 @@ namespace
  * (slot_warps). The forward kernel sums G (x) R in registers and adds the warps' sums in shared
  * memory, in warp order; the backward kernel sums each slot's G gamma and dG gamma over the warp
  * (warp_sum8) and adds forces with atomics. Neither needs a barrier per slot (the per-centre
- * kernels above take NB slots between two). */
+ * kernels of se_e2a_centre.cuh take NB slots between two). */
 
 constexpr int TAB_WARPS = 4;         /* warps per block: TAB_WARPS / split centres */
 constexpr int TAB_OUT = 4;           /* outputs per lane and pass over the slots: 128 per warp */
