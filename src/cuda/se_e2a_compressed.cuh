@@ -65,6 +65,19 @@ __device__ void slot_range(int n, int part, int split, int *lo, int *hi)
     *hi = n * (part + 1) / split;
 }
 
+/* The table coefficients (M outputs wide) of slot q of the warp's batch, which lane q placed
+ * (net k, interval iv, offset xr into it, extrapolation delta), and its offset and extrapolation
+ * in scalar A (warp wide). */
+template <typename A>
+__device__ const A *batch_coef(const hmd_cuda_model &m, int M, int q, int k, int iv, double xr,
+                               double delta, A &xq, A &dq)
+{
+    xq = A(__shfl_sync(0xffffffffu, xr, q));
+    dq = A(__shfl_sync(0xffffffffu, delta, q));
+    const int kq = __shfl_sync(0xffffffffu, k, q);
+    return precision<A>::coef(m, kq) + (size_t)__shfl_sync(0xffffffffu, iv, q) * 6 * M;
+}
+
 /* acc[h][c] = sum of G_a R_c over the live slots list[lo..hi) of centre i, outputs
  * a = a0 + lane + 32 h (warp wide). */
 template <typename A>
@@ -89,11 +102,8 @@ __device__ void forward_sum(const hmd_cuda_model &m, int i, int ti, const int *s
             for (int c = 0; c < 4; c++) {
                 Rq[c] = __shfl_sync(0xffffffffu, R[c], q);
             }
-            const A xq = A(__shfl_sync(0xffffffffu, xr, q));
-            const A dq = A(__shfl_sync(0xffffffffu, delta, q));
-            const int kq = __shfl_sync(0xffffffffu, k, q);
-            const A *coef =
-                precision<A>::coef(m, kq) + (size_t)__shfl_sync(0xffffffffu, iv, q) * 6 * M;
+            A xq, dq;
+            const A *coef = batch_coef(m, M, q, k, iv, xr, delta, xq, dq);
 #pragma unroll
             for (int h = 0; h < TAB_OUT; h++) {
                 const int a = a0 + lane + 32 * h;
@@ -247,11 +257,8 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
             }
             const int nq = min(32, hi - b0);
             for (int q = 0; q < nq; q++) {
-                const A xq = A(__shfl_sync(0xffffffffu, xr, q));
-                const A dq = A(__shfl_sync(0xffffffffu, delta, q));
-                const int kq = __shfl_sync(0xffffffffu, k, q);
-                const A *coef =
-                    precision<A>::coef(m, kq) + (size_t)__shfl_sync(0xffffffffu, iv, q) * 6 * M;
+                A xq, dq;
+                const A *coef = batch_coef(m, M, q, k, iv, xr, delta, xq, dq);
                 double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
                 for (int a0 = 0; a0 < M; a0 += 32 * TAB_OUT) {
 #pragma unroll
