@@ -34,6 +34,17 @@ extern "C" {
 /* After a kernel launch: the launch error, if any. */
 #define HMD_CUDA_LAUNCHED(name) HMD_CUDA_CHECK(cudaGetLastError())
 
+/* One step of an append by a whole warp (all 32 lanes call it): the lanes with `keep` set take
+ * the places *n, *n + 1, ... in lane order; returns this lane's place (meaningful when keep) and
+ * advances *n by their count. */
+__device__ inline int hmd_warp_append(bool keep, int *n)
+{
+    const unsigned ballot = __ballot_sync(0xffffffffu, keep);
+    const int at = *n + __popc(ballot & ((1u << (threadIdx.x % 32)) - 1));
+    *n += __popc(ballot);
+    return at;
+}
+
 enum {
     HMD_CUDA_MAX_TYPES = 8,  /* types a GPU model may have */
     HMD_CUDA_MAX_LAYERS = 8, /* layers of a network on the GPU */

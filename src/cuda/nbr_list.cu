@@ -88,12 +88,10 @@ __global__ void find_pairs(int nlocal, const double *x, grid g, double rlist2, c
                                      dz = x[3 * j + 2] - zi;
                         hit = j != i && dx * dx + dy * dy + dz * dz < rlist2;
                     }
-                    const unsigned ballot = __ballot_sync(0xffffffffu, hit);
-                    const int at = n + __popc(ballot & ((1u << lane) - 1));
+                    const int at = hmd_warp_append(hit, &n);
                     if (hit && at < cap) {
                         index[(size_t)i * cap + at] = j;
                     }
-                    n += __popc(ballot);
                 }
             }
         }

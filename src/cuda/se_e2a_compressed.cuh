@@ -41,17 +41,15 @@ template <typename A> __device__ void table_unit(const A *c, int M, A xr, A delt
  * wide, all lanes); returns their count. */
 __device__ int warp_live_slots(const hmd_cuda_model &m, int ti, const int *slots, int *list)
 {
-    const int lane = threadIdx.x % 32;
     int n = 0;
     for (int j0 = 0; j0 < m.nnei; j0 += 32) {
-        const int j = j0 + lane;
+        const int j = j0 + threadIdx.x % 32;
         const bool live =
             j < m.nnei && slots[j] >= 0 && !m.exclude[ti * m.ntypes + block_of_slot(m, j)];
-        const unsigned ballot = __ballot_sync(0xffffffffu, live);
+        const int at = hmd_warp_append(live, &n);
         if (live) {
-            list[n + __popc(ballot & ((1u << lane) - 1))] = j;
+            list[at] = j;
         }
-        n += __popc(ballot);
     }
     __syncwarp();
     return n;
