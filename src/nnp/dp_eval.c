@@ -237,7 +237,8 @@ static void thread_buffers_init(struct thread_buffers *b, const struct hmd_dp_mo
     int *ip = ws->thread_ibuf + (size_t)tid * ws->thread_ints;
     if (m->kind == HMD_DESCRIPTOR_DPA1) {
         const size_t nd = hmd_dpa1_scratch_doubles(m), ni = hmd_dpa1_scratch_ints(m);
-        for (int c = 0; c < chunk_atoms(m); c++) {
+        const int chunk = chunk_atoms(m);
+        for (int c = 0; c < chunk; c++) {
             b->dpa1[c] = (struct hmd_dpa1_scratch){.m = m, .buf = p + c * nd, .ibuf = ip + c * ni};
         }
     } else {
