@@ -119,25 +119,26 @@ struct hmd_cuda_model {
     double e_scale[HMD_CUDA_MAX_TYPES], e_add[HMD_CUDA_MAX_TYPES];
 };
 
-/* The elementwise parts of dense layer L over `rows` rows (src/cuda/dense.cu), around the
+/* The elementwise parts of dense layer L over `rows` rows, or *nrows (device) when nrows is not
+ * NULL (src/cuda/dense.cu), around the
  * caller's product z = x W (one thread per element), on arrays of double, or of float for
  * DPA-1 in mixed precision, computing in double:
  *   forward:       y = act(z + b) idt + skip(x), with y holding z on entry; kept = what the
  *                  backward needs (hmd_act_keeps_output: the output or z);
  *   backward_dz:   dz = act'(kept) g idt, from g = dE/dy;
  *   backward_skip: dx += the skip connection's share of g (after the caller's dx = dz W^T). */
-__global__ void hmd_cuda_dense_forward(size_t rows, hmd_cuda_layer L, const double *x, double *y,
-                                       double *kept);
-__global__ void hmd_cuda_dense_forward(size_t rows, hmd_cuda_layer L, const float *x, float *y,
-                                       float *kept);
-__global__ void hmd_cuda_dense_backward_dz(size_t rows, hmd_cuda_layer L, const double *kept,
-                                           const double *g, double *dz);
-__global__ void hmd_cuda_dense_backward_dz(size_t rows, hmd_cuda_layer L, const float *kept,
-                                           const float *g, float *dz);
-__global__ void hmd_cuda_dense_backward_skip(size_t rows, hmd_cuda_layer L, const double *g,
-                                             double *dx);
-__global__ void hmd_cuda_dense_backward_skip(size_t rows, hmd_cuda_layer L, const float *g,
-                                             float *dx);
+__global__ void hmd_cuda_dense_forward(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                       const double *x, double *y, double *kept);
+__global__ void hmd_cuda_dense_forward(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                       const float *x, float *y, float *kept);
+__global__ void hmd_cuda_dense_backward_dz(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                           const double *kept, const double *g, double *dz);
+__global__ void hmd_cuda_dense_backward_dz(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                           const float *kept, const float *g, float *dz);
+__global__ void hmd_cuda_dense_backward_skip(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                             const double *g, double *dx);
+__global__ void hmd_cuda_dense_backward_skip(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                             const float *g, float *dx);
 
 /* Neighbour list of the home atoms on the device: up to `cap` neighbours each. */
 struct hmd_cuda_nbr {

@@ -1,7 +1,8 @@
 /* Dense layers on the GPU, shared by the fitting nets (dp_eval.cu) and DPA-1 (dpa1_eval.cu): their
  * weights uploaded into a context's hmd_cuda_weights, and the elementwise parts of a layer
  * (mlp.c dense_forward and hmd_mlp_backward) around the cuBLAS products the callers make, one
- * thread per element. */
+ * thread per element. The kernels take `rows` from the host, or from the device through `nrows`
+ * when it is not NULL (then `rows` only bounds the launch). */
 #include "cuda/cuda_internal.cuh"
 
 namespace
@@ -58,35 +59,35 @@ __device__ void dense_backward_skip(size_t rows, const hmd_cuda_layer &L, const 
 
 /* One kernel per scalar (nvcc's whole-program mode does not let another translation unit
  * launch a __global__ template). */
-__global__ void hmd_cuda_dense_forward(size_t rows, hmd_cuda_layer L, const double *x, double *y,
-                                       double *kept)
+__global__ void hmd_cuda_dense_forward(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                       const double *x, double *y, double *kept)
 {
-    dense_forward(rows, L, x, y, kept);
+    dense_forward(nrows ? (size_t)*nrows : rows, L, x, y, kept);
 }
-__global__ void hmd_cuda_dense_forward(size_t rows, hmd_cuda_layer L, const float *x, float *y,
-                                       float *kept)
+__global__ void hmd_cuda_dense_forward(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                       const float *x, float *y, float *kept)
 {
-    dense_forward(rows, L, x, y, kept);
+    dense_forward(nrows ? (size_t)*nrows : rows, L, x, y, kept);
 }
-__global__ void hmd_cuda_dense_backward_dz(size_t rows, hmd_cuda_layer L, const double *kept,
-                                           const double *g, double *dz)
+__global__ void hmd_cuda_dense_backward_dz(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                           const double *kept, const double *g, double *dz)
 {
-    dense_backward_dz(rows, L, kept, g, dz);
+    dense_backward_dz(nrows ? (size_t)*nrows : rows, L, kept, g, dz);
 }
-__global__ void hmd_cuda_dense_backward_dz(size_t rows, hmd_cuda_layer L, const float *kept,
-                                           const float *g, float *dz)
+__global__ void hmd_cuda_dense_backward_dz(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                           const float *kept, const float *g, float *dz)
 {
-    dense_backward_dz(rows, L, kept, g, dz);
+    dense_backward_dz(nrows ? (size_t)*nrows : rows, L, kept, g, dz);
 }
-__global__ void hmd_cuda_dense_backward_skip(size_t rows, hmd_cuda_layer L, const double *g,
-                                             double *dx)
+__global__ void hmd_cuda_dense_backward_skip(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                             const double *g, double *dx)
 {
-    dense_backward_skip(rows, L, g, dx);
+    dense_backward_skip(nrows ? (size_t)*nrows : rows, L, g, dx);
 }
-__global__ void hmd_cuda_dense_backward_skip(size_t rows, hmd_cuda_layer L, const float *g,
-                                             float *dx)
+__global__ void hmd_cuda_dense_backward_skip(size_t rows, const int *nrows, hmd_cuda_layer L,
+                                             const float *g, float *dx)
 {
-    dense_backward_skip(rows, L, g, dx);
+    dense_backward_skip(nrows ? (size_t)*nrows : rows, L, g, dx);
 }
 
 int hmd_cuda_upload(hmd_cuda_weights *w, const void *src, size_t bytes, const void **dst)

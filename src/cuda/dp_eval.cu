@@ -401,7 +401,7 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
             return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: fitting layer %d forward failed", l);
         }
         hmd_cuda_dense_forward<<<blocks_for((size_t)rows * L.n_out, T), T, 0, dp->stream>>>(
-            rows, L, x, o, kv);
+            rows, NULL, L, x, o, kv);
         HMD_CUDA_LAUNCHED("hmd_cuda_dense_forward");
         in[l] = x;
         out[l] = o;
@@ -417,7 +417,7 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
     for (int l = net.nlayers - 1; l >= 0; l--) {
         const hmd_cuda_layer &L = net.L[l];
         hmd_cuda_dense_backward_dz<<<blocks_for((size_t)rows * L.n_out, T), T, 0, dp->stream>>>(
-            rows, L, kp[l], g, dz);
+            rows, NULL, L, kp[l], g, dz);
         HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_dz");
         /* dx = dz W^T, over the layer's input (no longer needed): X for layer 0 */
         double *dx = l == 0 ? X : (double *)in[l];
@@ -428,7 +428,7 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
         }
         if (L.resnet != HMD_RESNET_NONE) {
             hmd_cuda_dense_backward_skip<<<blocks_for((size_t)rows * L.n_in, T), T, 0,
-                                           dp->stream>>>(rows, L, g, dx);
+                                           dp->stream>>>(rows, NULL, L, g, dx);
             HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_skip");
         }
         g = dx; /* the incoming gradient of the layer below */

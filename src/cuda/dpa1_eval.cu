@@ -8,26 +8,41 @@
  * directions), the contractions T = G^T R and their gradients, forces and virial stay in double,
  * G being copied to double for them.
  *
- * Layout. Every centre atom owns nnei rows, one per neighbour slot in the CPU's slot order
- * (nearest first), so the rows of all atoms form one matrix of nlocal * nnei rows for the dense
- * layers (embedding net, attention projections: plain cuBLAS GEMMs) and nlocal blocks of nnei
- * rows for the per-atom products (Q K^T, A' V, T = G^T R and their gradients: strided batched
- * GEMMs). The CPU compacts the real neighbours to the front; here a row is `live` when its slot
- * holds a real, not excluded neighbour, and the other rows are carried along with finite values
- * that the kernels mask exactly as the CPU leaves them out: R = 0 (no share of T), no attention
- * row or column (A = A' = 0 there), and in smooth mode the CPU's nmask * exp(-20 - max) term in
- * the softmax denominator. Empty slots get their share of T from the padding table
- * (hmd_dpa1_pad_table), made on the host for every possible type of atom 0 at create time.
+ * Layout. A neighbour is `live` when it is real and not excluded. Like the CPU, each centre
+ * atom keeps its live neighbours first, in the CPU's slot order (nearest first), and the arrays
+ * come in two layouts:
+ * - padded: nnei rows per centre (row i * nnei + k for its k-th live neighbour, the rest not
+ *   live): the geometry (R, switch, directions and their gradients), q, k, v and the
+ *   per-centre attention matrices (strided batched GEMMs, as cuBLAS runs them fastest), the
+ *   attention output O with the output projection, and the layer norms' kept state;
+ * - compacted: only the live rows, centre after centre (row off[i] + k; `crow` maps it back to
+ *   the padded row): the embedding net, the input projection and its gradient, the attention
+ *   layers' outputs G and their gradients. A quarter of the rows of a typical system are empty
+ *   slots, which these products thus leave out.
+ * The number of live rows is known only on the device, so the products over the compacted rows
+ * are sized through live_rows.cuh (read by the host when eager, switch nodes over size buckets
+ * inside a CUDA graph); the elementwise kernels between the layouts (q, k, v preparation, layer
+ * norms) move the rows from one to the other. T = G^T R is a pointer-array batched GEMM over
+ * nnei rows from each centre's first compacted row: the rows past its live ones belong to the
+ * next centres (or are spare rows at the end) and meet R = 0. Rows the kernels never write are
+ * read by products whose results there are never used or are multiplied by exact zeros, so they
+ * must be finite: the scratch is zeroed when allocated. Masked slots are treated exactly as the
+ * CPU leaves them out: no
+ * share of T, no attention row or column (A = A' = 0 there), and in smooth mode the CPU's
+ * nmask * exp(-20 - max) term in the softmax denominator. Empty slots get their share of T from
+ * the padding table (hmd_dpa1_pad_table), made on the host for every possible type of atom 0 at
+ * create time.
  *
  * Forward keeps, per row, what the reverse pass needs (R, switch, directions, the embedding's
  * activation state, every attention layer's q, k, v, scores, weights and layer-norm state);
- * backward is the CPU's reverse pass on all rows at once, with the embedding net differentiated
- * in reverse mode (the CPU uses the forward tangent; same derivative). Forces are summed with
- * atomics, so their last bits depend on the scheduling.
+ * backward is the CPU's reverse pass on all live rows at once, with the embedding net
+ * differentiated in reverse mode (the CPU uses the forward tangent; same derivative). Forces are
+ * summed with atomics, so their last bits depend on the scheduling.
  */
 #include "cuda/dpa1_eval.cuh"
 
 #include "cuda/blas.cuh"
+#include "cuda/live_rows.cuh"
 
 #include <algorithm>
 #include <type_traits>
@@ -45,6 +60,7 @@ constexpr double NORM_EPS = 1e-12;        /* torch.nn.functional.normalize's eps
 constexpr int THREADS = HMD_CUDA_THREADS; /* per block */
 constexpr int WARPS = THREADS / 32;       /* rows per block of the warp-per-row kernels */
 constexpr size_t SELECT_SMEM = 49152; /* dynamic shared memory a kernel gets without opting in */
+constexpr int OFFSET_THREADS = 1024;  /* k_offsets' one block */
 
 /* The descriptor as the kernels read it (passed by value; arrays in device memory). */
 struct dpa1_model {
@@ -76,47 +92,75 @@ struct attn_layer {
 /* What the forward keeps of attention layer l, per row (rows of atom i at i * nnei); network
  * arrays in scalar V. */
 template <typename V> struct layer_keep {
-    V *qkv;        /* [rows][3H] q, k, v normalised (if `normalize`) and scaled (q) */
-    double *qkvn;  /* [rows][3] norms of the raw q, k, v (1 without normalize) */
+    V *qkv;        /* padded [rows][3H] q, k, v normalised (if `normalize`) and scaled (q) */
+    double *qkvn;  /* compacted [rows][3] norms of the raw q, k, v (1 without normalize) */
     V *S;          /* [atoms][nnei][nnei] scores q . k */
     V *A;          /* [atoms][nnei][nnei] softmax weights, 0 outside live x live */
-    V *zhat;       /* [rows][M] normalised residual sums */
-    double *sigma; /* [rows] sqrt(var + eps) */
+    V *zhat;       /* padded [rows][M] normalised residual sums */
+    double *sigma; /* padded [rows] sqrt(var + eps) */
+};
+
+/* The per-centre operands of T = G^T R, whose G is compacted: tables of nlocal addresses each
+ * (k_pointers). */
+enum {
+    PT_GD, /* G in double (compacted) */
+    PT_R,  /* R (padded) */
+    PT_T,  /* T */
+    PT_MAX
+};
+
+/* How k_pointers makes table t: centre i's operand at base + step * (compacted ? off[i] : i)
+ * bytes. */
+struct pointer_rule {
+    const char *base;
+    size_t step;
+    bool compacted;
+};
+struct pointer_rules {
+    pointer_rule r[PT_MAX];
+    int n;
 };
 
 /* Device scratch for `cap` atoms, carved from one allocation (carve()); network arrays in
  * scalar V. */
 template <typename V> struct scratch {
-    /* kept from forward to backward */
-    int *slots;    /* [cap][nnei] neighbour index, or -1 for an empty slot */
-    int *live;     /* [cap][nnei] 1: real neighbour, not excluded */
-    int *tj;       /* [cap][nnei] neighbour type; ntypes (zero embedding) if not live */
+    /* kept from forward to backward; [rows]: padded, [crows]: compacted */
+    int *slots;    /* [cap][nnei] neighbour index by distance rank, or -1 for an empty slot */
+    int *livej;    /* [rows] rank (slot) of the k-th live neighbour */
+    int *nbr;      /* [rows] neighbour index; -1 if not live */
+    int *live;     /* [rows] 1: a live neighbour */
     int *filled;   /* [cap] occupied slots (real or excluded) */
     int *nlive;    /* [cap] live rows */
+    int *off;      /* [cap] first compacted row of each centre */
+    int *count;    /* [1] compacted rows */
+    int *crow;     /* [crows] padded row of each compacted row */
+    int *tj;       /* [crows] neighbour type */
     double *R;     /* [rows][4] normalised environment row, 0 if not live */
     double *sw;    /* [rows] switch s(r), 0 if not live */
     double *rhat;  /* [rows][3] R[1:4] / max(|R[1:4]|, 1e-12) */
     double *unorm; /* [rows] |R[1:4]| */
     V *emb_kept;   /* [layers][rows][n_out] activation state (network), or [rows][M] dg/dx
-                      (table) */
-    V *gs;         /* strip: [rows][M] embedding output g_s */
-    V *G;          /* [rows][M] attention input, then the descriptor's G */
-    double *Gd;    /* [rows][M] G in double for the contractions (G itself when V is double) */
+                      (table); compacted rows, rows apart */
+    V *gs;         /* strip: [crows][M] embedding output g_s */
+    V *G;          /* [crows][M] attention input, then the descriptor's G */
+    double *Gd;    /* [crows][M] G in double for the contractions (G itself when V is double) */
     layer_keep<V> layer[HMD_CUDA_MAX_LAYERS];
-    double *T;     /* [cap][M][4] */
-    double *gamma; /* [cap][M][4] dE/dT / nnei */
-    double *dR;    /* [rows][4] dE/dR through T (then the force kernel adds the rest) */
-    double *dsw;   /* [rows] dE/d sw */
-    double *drhat; /* [rows][3] dE/d rhat */
+    double *T;        /* [cap][M][4] */
+    double *gamma;    /* [cap][M][4] dE/dT / nnei */
+    double *dR;       /* [rows][4] dE/dR through T (then the force kernel adds the rest) */
+    double *dsw;      /* [rows] dE/d sw */
+    double *drhat;    /* [rows][3] dE/d rhat */
+    const void **ptr; /* [PT_MAX][cap] operand tables of G^T R */
     /* temporaries of one phase */
-    V *dY, *dX;      /* [rows][M] */
-    double *dGd;     /* [rows][M] dE/dG from T in double (dY itself when V is double) */
-    V *dO;           /* [rows][H]: O (forward), dE/dO (backward) */
+    V *dY, *dX;      /* [crows][M] */
+    V *dO;           /* [rows][H] O (forward), dE/dO (backward) */
     V *dA;           /* [cap][nnei][nnei] dE/dA', then dE/dS */
     V *Ap;           /* [cap][nnei][nnei] A' = A F */
     double *Cd, *Cs; /* [cap][nnei][nnei] pair coefficients of dE/d rhat and dE/d sw */
-    V *dQKV;         /* [rows][3H] */
-    V *e[3];         /* [rows][wmax] embedding work (over dO .. dQKV) */
+    V *dQKV;         /* [rows][3H] dE/d(q, k, v) */
+    V *work;         /* [crows][max(3H, M)]: forward, the raw projections (compacted); backward,
+                        dE/dP (padded), then dE/d(raw q, k, v) (compacted) */
+    V *e[3];         /* [crows][wmax] embedding work (over dO .. work) */
 };
 
 } // namespace
@@ -133,6 +177,9 @@ struct hmd_cuda_dpa1 {
     int cap;                  /* atoms the scratch holds */
     double *buf;              /* scratch */
     size_t buf_bytes;
+    hmd_live_rows lr;         /* the live rows of the latest forward or backward */
+    cudaStream_t side;        /* captures the bodies of the switch nodes */
+    int *pinned;              /* host: the live-row count, eagerly */
     unsigned long generation; /* scratch allocations so far */
     scratch<double> sd;       /* the scratch in double, */
     scratch<float> sf;        /* or in mixed precision */
@@ -257,20 +304,21 @@ __device__ void gate_factors(const dpa1_model &g, const double *sw, const double
 /* ---- forward kernels ----------------------------------------------------------------------- */
 
 /* DPA-1's selection (dp_eval.c format_neighbors): within rcut and not pair-excluded, the nnei
- * nearest by (distance, index) into slots of atom i = block, in that order; also the numbers of
- * occupied and of live slots. Shared memory: cap doubles and cap + 1 ints. */
+ * nearest by (distance, index) into slots of atom i = block, in that order; the ranks of the live
+ * ones, in order, into livej; the numbers of occupied and of live slots. Shared memory: cap
+ * doubles and cap + 1 ints. */
 __global__ void k_select(dpa1_model g, const double *x, const int *type, const int *nl_index,
-                         const int *nl_count, int cap, int *slots, int *filled, int *nlive,
-                         double *dropped)
+                         const int *nl_count, int cap, int *slots, int *livej, int *filled,
+                         int *nlive, double *dropped)
 {
     extern __shared__ double sh[];
     double *r2 = sh;
-    int *jj = (int *)(r2 + cap), *counts = jj + cap; /* counts: candidates, live */
+    int *jj = (int *)(r2 + cap), *counts = jj + cap; /* counts: candidates */
     const int i = blockIdx.x, ti = type[i], nnei = g.nnei;
     const double rc2 = g.rcut * g.rcut;
     int *out = slots + (size_t)i * nnei;
     if (threadIdx.x == 0) {
-        counts[0] = counts[1] = 0;
+        counts[0] = 0;
     }
     for (int j = threadIdx.x; j < nnei; j += blockDim.x) {
         out[j] = -1;
@@ -304,42 +352,91 @@ __global__ void k_select(dpa1_model g, const double *x, const int *type, const i
         }
         if (rank < nnei) {
             out[rank] = ja;
-            if (!g.exclude[ti * g.ntypes + type[ja]]) {
-                atomicAdd(&counts[1], 1);
-            }
         }
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-        filled[i] = min(n, nnei);
-        nlive[i] = counts[1];
-        if (n > nnei) {
-            atomicAdd(dropped, (double)(n - nnei)); /* beyond sel: left out, as on the CPU */
+    if (threadIdx.x < 32) { /* the live ranks in order, by one warp */
+        const int nf = min(n, nnei);
+        int nl = 0;
+        for (int q0 = 0; q0 < nf; q0 += 32) {
+            const int q = q0 + threadIdx.x;
+            const bool is_live = q < nf && !g.exclude[ti * g.ntypes + type[out[q]]];
+            const int at = hmd_warp_append(is_live, &nl);
+            if (is_live) {
+                livej[(size_t)i * nnei + at] = q;
+            }
+        }
+        if (threadIdx.x == 0) {
+            filled[i] = nf;
+            nlive[i] = nl;
+            if (n > nnei) {
+                atomicAdd(dropped, (double)(n - nnei)); /* beyond sel: left out, as on the CPU */
+            }
         }
     }
 }
 
-/* Per row (atom i, slot j): live flag, neighbour type, R, switch, direction (dpa1.c
- * gather_neighbors) and the embedding input [R0, TE[tj], TE[ti]] or [R0] (embedding_input) into
- * in [rows][ke]. */
+/* One block: off[i] = sum of nlive over the centres before i, and *count = the sum over all. */
+__global__ void k_offsets(int nlocal, const int *nlive, int *off, int *count)
+{
+    __shared__ int part[OFFSET_THREADS];
+    const int t = threadIdx.x, per = (nlocal + OFFSET_THREADS - 1) / OFFSET_THREADS;
+    const int lo = min(t * per, nlocal), hi = min(lo + per, nlocal);
+    int sum = 0;
+    for (int i = lo; i < hi; i++) {
+        sum += nlive[i];
+    }
+    part[t] = sum;
+    __syncthreads();
+    for (int d = 1; d < OFFSET_THREADS; d <<= 1) { /* inclusive scan of the parts */
+        const int v = t >= d ? part[t - d] : 0;
+        __syncthreads();
+        part[t] += v;
+        __syncthreads();
+    }
+    int run = part[t] - sum;
+    for (int i = lo; i < hi; i++) {
+        off[i] = run;
+        run += nlive[i];
+    }
+    if (t == OFFSET_THREADS - 1) {
+        *count = part[t];
+    }
+}
+
+/* Table t = blockIdx.y of the batched products' operands: entry i < nlocal by rules.r[t]. */
+__global__ void k_pointers(int nlocal, int cap, const int *off, pointer_rules rules,
+                           const void **out)
+{
+    const int i = (int)thread_index(), t = blockIdx.y;
+    if (i < nlocal && t < rules.n) {
+        const pointer_rule &r = rules.r[t];
+        out[(size_t)t * cap + i] = r.base + r.step * (size_t)(r.compacted ? off[i] : i);
+    }
+}
+
+/* Per padded row e (atom i, its k-th live neighbour, of rank j): live flag, neighbour index,
+ * R, switch, direction (dpa1.c gather_neighbors); per compacted row c = off[i] + k: its padded
+ * row, the neighbour type and the embedding input [R0, TE[tj], TE[ti]] or [R0]
+ * (embedding_input) into in [crows][ke]. */
 template <typename V>
 __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *type, const int *slots,
-                      int *live, int *tj_out, double *R, double *sw, double *rhat, double *unorm,
+                      const int *livej, const int *nlive, const int *off, int *live, int *nbr,
+                      int *crow, int *tj_out, double *R, double *sw, double *rhat, double *unorm,
                       V *in)
 {
     const size_t e = thread_index();
     if (e >= rows) {
         return;
     }
-    const int nnei = g.nnei, i = (int)(e / nnei), j = (int)(e % nnei), ti = type[i];
-    const int nb = slots[e];
-    const bool is_live = nb >= 0 && !g.exclude[ti * g.ntypes + type[nb]];
-    const int tj = is_live ? type[nb] : g.ntypes;
+    const int nnei = g.nnei, i = (int)(e / nnei), k = (int)(e % nnei), ti = type[i];
+    const bool is_live = k < nlive[i];
+    const int j = is_live ? livej[e] : 0, nb = is_live ? slots[(size_t)i * nnei + j] : -1;
     double Rr[4] = {0, 0, 0, 0}, s = 0.0, un = 0.0, rh[3] = {0, 0, 0};
     if (is_live) {
         double d[3], raw[4], ds;
-        for (int k = 0; k < 3; k++) {
-            d[k] = x[3 * nb + k] - x[3 * i + k];
+        for (int q = 0; q < 3; q++) {
+            d[q] = x[3 * nb + q] - x[3 * i + q];
         }
         env_row_rn(d, g.rcut_smth, g.rcut, g.protection, raw, NULL);
         env_switch_rn(norm_rn(d), g.rcut_smth, g.rcut, &s, &ds);
@@ -355,7 +452,7 @@ __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *typ
         }
     }
     live[e] = is_live;
-    tj_out[e] = tj;
+    nbr[e] = nb;
     for (int c = 0; c < 4; c++) {
         R[4 * e + c] = Rr[c];
     }
@@ -364,7 +461,14 @@ __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *typ
     }
     sw[e] = s;
     unorm[e] = un;
-    V *row = in + e * g.ke;
+    if (!is_live) {
+        return;
+    }
+    const size_t cr = (size_t)off[i] + k;
+    const int tj = type[nb];
+    crow[cr] = (int)e;
+    tj_out[cr] = tj;
+    V *row = in + cr * g.ke;
     row[0] = Rr[0];
     if (!g.strip) {
         const int Td = g.tebd_dim;
@@ -377,20 +481,21 @@ __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *typ
     }
 }
 
-/* Compressed embedding: y [rows][M] and dy = dy/ds from the table at s = R0 of each row (R
- * [rows][4], tabulate.h hmd_emb_table_eval). */
+/* Compressed embedding: y [crows][M] and dy = dy/ds from the table at s = R0 of each compacted
+ * row (R padded [rows][4], tabulate.h hmd_emb_table_eval). */
 template <typename V>
-__global__ void k_table_forward(dpa1_model g, size_t rows, const double *R, V *y, V *dy)
+__global__ void k_table_forward(dpa1_model g, const int *count, const int *crow, const double *R,
+                                V *y, V *dy)
 {
     const size_t e = thread_index();
     const int M = g.M;
-    if (e >= rows * M) {
+    if (e >= (size_t)*count * M) {
         return;
     }
     const size_t r = e / M;
     const int o = (int)(e % M);
     double xr, delta;
-    const int i = hmd_emb_table_locate(&g.table, R[4 * r], &xr, &delta);
+    const int i = hmd_emb_table_locate(&g.table, R[4 * (size_t)crow[r]], &xr, &delta);
     const double *a0 = g.table.coef + (size_t)i * 6 * M;
     const double *a1 = a0 + M, *a2 = a1 + M, *a3 = a2 + M, *a4 = a3 + M, *a5 = a4 + M;
     const double p = a0[o] + (a1[o] + (a2[o] + (a3[o] + (a4[o] + a5[o] * xr) * xr) * xr) * xr) * xr;
@@ -400,39 +505,42 @@ __global__ void k_table_forward(dpa1_model g, size_t rows, const double *R, V *y
     dy[e] = dp;
 }
 
-/* Strip mode: G0 = g_s (1 + gate(t_i, t_j) w), w = sw (smooth) or 1 (dpa1.c embed). */
+/* Strip mode, compacted rows: G0 = g_s (1 + gate(t_i, t_j) w), w = sw (smooth) or 1 (dpa1.c
+ * embed). */
 template <typename V>
-__global__ void k_strip_gate(dpa1_model g, size_t rows, const int *type, const int *tj,
-                             const double *sw, const V *gs, V *G)
+__global__ void k_strip_gate(dpa1_model g, const int *count, const int *crow, const int *type,
+                             const int *tj, const double *sw, const V *gs, V *G)
 {
     const size_t e = thread_index();
     const int M = g.M;
-    if (e >= rows * M) {
+    if (e >= (size_t)*count * M) {
         return;
     }
-    const size_t r = e / M;
+    const size_t r = e / M, pr = (size_t)crow[r];
     const int a = (int)(e % M);
-    const double gate = gate_row(g, type[r / g.nnei], tj[r])[a];
-    const double geff = gate * (g.smooth ? sw[r] : 1.0);
+    const double gate = gate_row(g, type[pr / g.nnei], tj[r])[a];
+    const double geff = gate * (g.smooth ? sw[pr] : 1.0);
     const double x = gs[e];
     G[e] = x * geff + x;
 }
 
-/* Adds b_in to the raw projections of one (row, part) per warp and turns them into q, k, v:
- * divided by the norm (normalize), q times `scaling` (dpa1.c prepare_qkv). In place. */
+/* Adds b_in to the raw projections (compacted) of one (row, part) per warp and turns them into
+ * q, k, v (padded): divided by the norm (normalize), q times `scaling` (dpa1.c prepare_qkv); the
+ * norms into qkvn (compacted). */
 template <typename V>
-__global__ void k_qkv_prepare(dpa1_model g, size_t rows, const double *b_in, V *qkv, double *qkvn)
+__global__ void k_qkv_prepare(dpa1_model g, const int *count, const int *crow, const double *b_in,
+                              const V *raw, V *qkv, double *qkvn)
 {
     const size_t w = warp_row();
-    if (w >= rows * 3) {
+    if (w >= (size_t)*count * 3) {
         return;
     }
     const int lane = threadIdx.x % 32, part = (int)(w % 3), H = g.H;
-    V *q = qkv + w * H; /* row w / 3, part w % 3: rows are [q | k | v] */
+    const V *x = raw + w * H; /* row w / 3, part w % 3: rows are [q | k | v] */
+    V *q = qkv + ((size_t)crow[w / 3] * 3 + part) * H;
     double ss = 0.0;
     for (int h = lane; h < H; h += 32) {
-        const double v = (double)q[h] + (b_in ? b_in[part * H + h] : 0.0);
-        q[h] = v;
+        const double v = (double)x[h] + (b_in ? b_in[part * H + h] : 0.0);
         ss += v * v;
     }
     double norm = 1.0;
@@ -442,7 +550,7 @@ __global__ void k_qkv_prepare(dpa1_model g, size_t rows, const double *b_in, V *
     }
     const double scale = (part == 0 ? g.scaling : 1.0) / norm;
     for (int h = lane; h < H; h += 32) {
-        q[h] = (double)q[h] * scale;
+        q[h] = ((double)x[h] + (b_in ? b_in[part * H + h] : 0.0)) * scale;
     }
     if (lane == 0) {
         qkvn[w] = norm;
@@ -510,17 +618,20 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
     }
 }
 
-/* One row per warp: z = (P + b_out) + X, zhat = (z - mean) / sigma, X <- zhat w + b (dpa1.c
- * layer_norm). P comes in zhat, which the kernel overwrites; X is updated in place. */
+/* One compacted row per warp: z = (P + b_out) + X, zhat = (z - mean) / sigma, X <- zhat w + b
+ * (dpa1.c layer_norm). P comes in zhat (padded), which the kernel overwrites; X (compacted) is
+ * updated in place; sigma is padded. */
 template <typename V>
-__global__ void k_layer_norm(size_t rows, int M, attn_layer L, V *zhat, double *sigma, V *X)
+__global__ void k_layer_norm(const int *count, const int *crow, int M, attn_layer L, V *zhat,
+                             double *sigma, V *X)
 {
-    const size_t r = warp_row();
-    if (r >= rows) {
+    const size_t c = warp_row();
+    if (c >= (size_t)*count) {
         return;
     }
     const int lane = threadIdx.x % 32;
-    V *z = zhat + r * M, *x = X + r * M;
+    const size_t r = (size_t)crow[c];
+    V *z = zhat + r * M, *x = X + c * M;
     double sum = 0.0;
     for (int a = lane; a < M; a += 32) {
         const double v = ((double)z[a] + (L.b_out ? L.b_out[a] : 0.0)) + (double)x[a];
@@ -579,12 +690,57 @@ __global__ void k_fill(size_t n, double v, double *p)
     }
 }
 
-/* out[0..n) = in[0..n), converted (mixed precision: G to double, dE/dG from double). */
-template <typename From, typename To> __global__ void k_convert(size_t n, const From *in, To *out)
+/* The first *count rows of `width` elements of in, converted into out (mixed precision: G to
+ * double). */
+template <typename From, typename To>
+__global__ void k_convert(const int *count, int width, const From *in, To *out)
 {
     const size_t e = thread_index();
-    if (e < n) {
+    if (e < (size_t)*count * width) {
         out[e] = (To)in[e];
+    }
+}
+
+/* dE/dG through T, per compacted row and column a: dY[a] = sum_c R[c] gamma_i[a][c] (R padded,
+ * gamma of the row's centre). */
+template <typename V>
+__global__ void k_grad_G(dpa1_model g, const int *count, const int *crow, const double *R,
+                         const double *gamma, V *dY)
+{
+    const size_t e = thread_index();
+    const int M = g.M;
+    if (e >= (size_t)*count * M) {
+        return;
+    }
+    const size_t pr = (size_t)crow[e / M];
+    const int a = (int)(e % M);
+    const double *r = R + 4 * pr, *gm = gamma + (pr / g.nnei * M + a) * 4;
+    dY[e] = r[0] * gm[0] + r[1] * gm[1] + r[2] * gm[2] + r[3] * gm[3];
+}
+
+/* dE/dR through T, one compacted row per warp: dR[c] = sum_a G[a] gamma_i[a][c], into the
+ * padded dR. */
+__global__ void k_grad_R(dpa1_model g, const int *count, const int *crow, const double *Gd,
+                         const double *gamma, double *dR)
+{
+    const size_t c = warp_row();
+    if (c >= (size_t)*count) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, M = g.M;
+    const size_t pr = (size_t)crow[c];
+    const double *G = Gd + c * M, *gm = gamma + pr / g.nnei * M * 4;
+    double acc[4] = {0, 0, 0, 0};
+    for (int a = lane; a < M; a += 32) {
+        for (int q = 0; q < 4; q++) {
+            acc[q] += G[a] * gm[4 * a + q];
+        }
+    }
+    for (int q = 0; q < 4; q++) {
+        acc[q] = warp_sum(acc[q]);
+    }
+    if (lane < 4) {
+        dR[4 * pr + lane] = acc[lane];
     }
 }
 
@@ -600,18 +756,20 @@ __global__ void k_gamma(dpa1_model g, const double *T, const double *dD, double 
     }
 }
 
-/* Layer norm backward, one row per warp: dX = (dzhat - mean(dzhat) - zhat mean(dzhat zhat)) /
- * sigma with dzhat = dY w (dpa1.c attention_backward). */
+/* Layer norm backward, one compacted row per warp: dX = (dzhat - mean(dzhat) - zhat
+ * mean(dzhat zhat)) / sigma with dzhat = dY w (dpa1.c attention_backward), also written padded
+ * into dP (it is dE/dP as well); zhat and sigma padded. */
 template <typename V>
-__global__ void k_layer_norm_backward(size_t rows, int M, attn_layer L, const V *zhat,
-                                      const double *sigma, const V *dY, V *dX)
+__global__ void k_layer_norm_backward(const int *count, const int *crow, int M, attn_layer L,
+                                      const V *zhat, const double *sigma, const V *dY, V *dX, V *dP)
 {
-    const size_t r = warp_row();
-    if (r >= rows) {
+    const size_t c = warp_row();
+    if (c >= (size_t)*count) {
         return;
     }
     const int lane = threadIdx.x % 32;
-    const V *zh = zhat + r * M, *dy = dY + r * M;
+    const size_t r = (size_t)crow[c];
+    const V *zh = zhat + r * M, *dy = dY + c * M;
     double m1 = 0.0, m2 = 0.0;
     for (int a = lane; a < M; a += 32) {
         const double dz = (double)dy[a] * L.ln_w[a];
@@ -622,7 +780,9 @@ __global__ void k_layer_norm_backward(size_t rows, int M, attn_layer L, const V 
     m2 = warp_sum(m2) / M;
     const double sig = sigma[r];
     for (int a = lane; a < M; a += 32) {
-        dX[r * M + a] = ((double)dy[a] * L.ln_w[a] - m1 - (double)zh[a] * m2) / sig;
+        const V d = ((double)dy[a] * L.ln_w[a] - m1 - (double)zh[a] * m2) / sig;
+        dX[c * M + a] = d;
+        dP[r * M + a] = d;
     }
 }
 
@@ -712,48 +872,52 @@ __global__ void k_pair_reduce(dpa1_model g, size_t rows, const int *live, const 
     }
 }
 
-/* Back through q~ = c x / |x| (normalize) or c x, one (row, part) per warp, in place on dQKV;
- * x / |x| = q~ / c (dpa1.c attention_backward). */
+/* Back through q~ = c x / |x| (normalize) or c x, one (compacted row, part) per warp, from the
+ * padded q~ and dE/dq~ in qkv and dQKV to the compacted dE/dx in out; x / |x| = q~ / c (dpa1.c
+ * attention_backward). */
 template <typename V>
-__global__ void k_qkv_backward(dpa1_model g, size_t rows, const V *qkv, const double *qkvn, V *dQKV)
+__global__ void k_qkv_backward(dpa1_model g, const int *count, const int *crow, const V *qkv,
+                               const double *qkvn, const V *dQKV, V *out)
 {
     const size_t w = warp_row();
-    if (w >= rows * 3) {
+    if (w >= (size_t)*count * 3) {
         return;
     }
     const int lane = threadIdx.x % 32, H = g.H;
-    const V *q = qkv + w * H;
-    V *d = dQKV + w * H;
+    const size_t pw = (size_t)crow[w / 3] * 3 + w % 3;
+    const V *q = qkv + pw * H, *din = dQKV + pw * H;
+    V *d = out + w * H;
     const double norm = qkvn[w], c = w % 3 == 0 ? g.scaling : 1.0;
     if (g.normalize && norm > NORM_EPS) {
         double dot = 0.0;
         for (int h = lane; h < H; h += 32) {
-            dot += (double)q[h] * (double)d[h];
+            dot += (double)q[h] * (double)din[h];
         }
         dot = warp_sum(dot) / c; /* u . g, u = x / |x| */
         for (int h = lane; h < H; h += 32) {
-            d[h] = c * ((double)d[h] - (double)q[h] / c * dot) / norm;
+            d[h] = c * ((double)din[h] - (double)q[h] / c * dot) / norm;
         }
     } else {
         for (int h = lane; h < H; h += 32) {
-            d[h] = (double)d[h] * (c / norm);
+            d[h] = (double)din[h] * (c / norm);
         }
     }
 }
 
-/* Strip mode, one row per warp: dE/dg_s = dE/dG0 (1 + gate w), in place; smooth: dE/d sw +=
- * dE/dG0 . (g_s gate) (dpa1.c hmd_dpa1_backward). */
+/* Strip mode, one compacted row per warp: dE/dg_s = dE/dG0 (1 + gate w), in place; smooth:
+ * dE/d sw += dE/dG0 . (g_s gate) (dpa1.c hmd_dpa1_backward), into the padded dsw. */
 template <typename V>
-__global__ void k_strip_backward(dpa1_model g, size_t rows, const int *type, const int *live,
+__global__ void k_strip_backward(dpa1_model g, const int *count, const int *crow, const int *type,
                                  const int *tj, const double *sw, const V *gs, V *dG, double *dsw)
 {
     const size_t r = warp_row();
-    if (r >= rows) {
+    if (r >= (size_t)*count) {
         return;
     }
     const int lane = threadIdx.x % 32, M = g.M;
-    const double *gate = gate_row(g, type[r / g.nnei], tj[r]);
-    const double w = g.smooth ? sw[r] : 1.0;
+    const size_t pr = (size_t)crow[r];
+    const double *gate = gate_row(g, type[pr / g.nnei], tj[r]);
+    const double w = g.smooth ? sw[pr] : 1.0;
     double acc = 0.0;
     for (int a = lane; a < M; a += 32) {
         const double d = dG[r * M + a];
@@ -761,17 +925,17 @@ __global__ void k_strip_backward(dpa1_model g, size_t rows, const int *type, con
         dG[r * M + a] = d * (gate[a] * w + 1.0);
     }
     acc = warp_sum(acc);
-    if (g.smooth && live[r] && lane == 0) {
-        dsw[r] += acc;
+    if (g.smooth && lane == 0) {
+        dsw[pr] += acc;
     }
 }
 
-/* Compressed embedding, one row per warp: dE/dR0 = dE/dg . dg/dR0. */
+/* Compressed embedding, one compacted row per warp: dE/dR0 = dE/dg . dg/dR0. */
 template <typename V>
-__global__ void k_table_backward(size_t rows, int M, const V *dg, const V *dydx, V *dr0)
+__global__ void k_table_backward(const int *count, int M, const V *dg, const V *dydx, V *dr0)
 {
     const size_t r = warp_row();
-    if (r >= rows) {
+    if (r >= (size_t)*count) {
         return;
     }
     double acc = 0.0;
@@ -784,15 +948,16 @@ __global__ void k_table_backward(size_t rows, int M, const V *dg, const V *dydx,
     }
 }
 
-/* Atom i = block, its slots over the threads (dpa1.c hmd_dpa1_backward, then dp_eval.c
- * scatter_pass): dE/dR = dR + dE/dR0 (dr0 [rows], `dr0_stride` apart) + the rhat term, then
- * dE/dd_ij through the normalisation, the Jacobian and the switch; forces by atomics, the
- * virial of centres i < ncount. */
+/* Atom i = block, its live neighbours over the threads (dpa1.c hmd_dpa1_backward, then
+ * dp_eval.c scatter_pass): dE/dR = dR + dE/dR0 (dr0 [crows], `dr0_stride` apart) + the rhat
+ * term, then dE/dd_ij through the normalisation, the Jacobian and the switch; forces by atomics,
+ * the virial of centres i < ncount. */
 template <typename V>
 __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *type,
-                        const int *slots, const int *live, const double *dRin, const V *dr0,
-                        int dr0_stride, const double *rhat, const double *unorm,
-                        const double *drhat, const double *dsw, double *f, double *virial)
+                        const int *nlive, const int *off, const int *livej, const int *nbr,
+                        const double *dRin, const V *dr0, int dr0_stride, const double *rhat,
+                        const double *unorm, const double *drhat, const double *dsw, double *f,
+                        double *virial)
 {
     __shared__ double vir[9];
     const int i = blockIdx.x, ti = type[i], nnei = g.nnei;
@@ -802,16 +967,14 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
     }
     __syncthreads();
     double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-    for (int j = threadIdx.x; j < nnei; j += blockDim.x) {
-        const size_t e = (size_t)i * nnei + j;
-        if (!live[e]) {
-            continue;
-        }
+    for (int k = threadIdx.x; k < nlive[i]; k += blockDim.x) {
+        const size_t e = (size_t)i * nnei + k;
+        const int j = livej[e]; /* the neighbour's rank, which its statistics follow */
         double dR[4];
         for (int c = 0; c < 4; c++) {
             dR[c] = dRin[4 * e + c];
         }
-        dR[0] += dr0[e * dr0_stride];
+        dR[0] += dr0[((size_t)off[i] + k) * dr0_stride];
         if (g.dotr) {
             /* rhat = u / max(|u|, eps), u = R[1:4] */
             const double *rh = rhat + 3 * e, *drh = drhat + 3 * e;
@@ -829,7 +992,7 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
                 }
             }
         }
-        const int nb = slots[e];
+        const int nb = nbr[e];
         double d[3], raw[4], jac[4][3], s, ds;
         for (int k = 0; k < 3; k++) {
             d[k] = x[3 * nb + k] - x[3 * i + k];
@@ -865,16 +1028,16 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
 
 /* ---- host helpers -------------------------------------------------------------------------- */
 
-/* Blocks for one thread per element. */
+/* Blocks for one thread per element (at least one: the kernels check their bounds). */
 unsigned blocks_for(size_t n)
 {
-    return (unsigned)((n + THREADS - 1) / THREADS);
+    return (unsigned)std::max<size_t>(1, (n + THREADS - 1) / THREADS);
 }
 
-/* Blocks for one warp per row. */
+/* Blocks for one warp per row (at least one). */
 unsigned warp_blocks(size_t rows)
 {
-    return (unsigned)((rows + WARPS - 1) / WARPS);
+    return (unsigned)std::max<size_t>(1, (rows + WARPS - 1) / WARPS);
 }
 
 /* A row-major operand of gemm() in scalar V: `stride` scalars between the matrices of a batch. */
@@ -906,6 +1069,30 @@ template <typename V> operand<V> single(const V *p, int ld)
     return operand<V>{p, ld, 0};
 }
 
+/* The operand table t of the batched products, as scalars V. */
+template <typename V> struct table {
+    V *const *p;
+};
+template <typename V, typename S> table<V> tab(const S &s, int cap, int t)
+{
+    return table<V>{(V *const *)(s.ptr + (size_t)t * cap)};
+}
+
+/* Row-major C_i = op(A_i) op(B_i) for the `batch` centres, each matrix found in its table (as
+ * gemm(), with beta = 0). */
+template <typename V>
+int gemm_centres(cublasHandle_t blas, const char *what, int batch, int m, int n, int k, bool ta,
+                 table<V> A, int lda, bool tb, table<V> B, int ldb, table<V> C, int ldc)
+{
+    const cublasStatus_t st =
+        hmd_blas_gemm_ptrs(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n,
+                           m, k, V(1), B.p, ldb, A.p, lda, V(0), C.p, ldc, batch);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: DPA-1 %s failed (status %d)", what, (int)st);
+    }
+    return HMD_OK;
+}
+
 /* The weights of a product in scalar V: the double array, or its fp32 copy. */
 template <typename V> const V *weights(const double *d, const float *f);
 template <> const double *weights<double>(const double *d, const float *)
@@ -927,15 +1114,28 @@ scratch<float> &scratch_of(hmd_cuda_dpa1 *a, float)
     return a->sf;
 }
 
-/* in[0..n) converted into out, on the stream; nothing when both are the same array. */
+/* The first `count` (device) rows of `width` elements of in, converted into out, on the stream;
+ * nothing when both are the same array. */
 template <typename From, typename To>
-int convert(cudaStream_t st, size_t n, const From *in, To *out)
+int convert(cudaStream_t st, const hmd_live_rows &lr, int width, const From *in, To *out)
 {
     if ((const void *)in != (const void *)out) {
-        k_convert<<<blocks_for(n), THREADS, 0, st>>>(n, in, out);
+        k_convert<<<blocks_for(lr.grid * width), THREADS, 0, st>>>(lr.count, width, in, out);
         HMD_CUDA_LAUNCHED("k_convert");
     }
     return HMD_OK;
+}
+
+/* How k_pointers fills the operand tables from the scratch s. */
+template <typename V> pointer_rules operand_rules(const hmd_cuda_dpa1 *a, const scratch<V> &s)
+{
+    const size_t n = (size_t)a->g.nnei, M = (size_t)a->g.M, d = sizeof(double);
+    pointer_rules r = {};
+    r.r[PT_GD] = pointer_rule{(const char *)s.Gd, M * d, true};
+    r.r[PT_R] = pointer_rule{(const char *)s.R, n * 4 * d, false};
+    r.r[PT_T] = pointer_rule{(const char *)s.T, M * 4 * d, false};
+    r.n = PT_MAX;
+    return r;
 }
 
 /* Takes 256-byte aligned arrays off a base pointer, or only counts them when base is NULL. */
@@ -951,30 +1151,37 @@ struct carver {
 };
 
 /* Carves the scratch of `cap` atoms from base (NULL: counts only); returns the doubles used.
- * In double, Gd and dGd are G and dY themselves. */
+ * The compacted arrays have nnei spare rows, which the batched products of the last centre may
+ * read. In double, Gd is G itself. */
 template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *base, scratch<V> *s)
 {
     const bool same = std::is_same<V, double>::value;
     const dpa1_model &g = a->g;
-    const size_t n = (size_t)g.nnei, rows = cap * n, M = (size_t)g.M, H = (size_t)g.H;
+    const size_t n = (size_t)g.nnei, rows = cap * n, crows = rows + n, M = (size_t)g.M,
+                 H = (size_t)g.H;
     carver c{base, 0};
     s->slots = c.take<int>(rows);
+    s->livej = c.take<int>(rows);
+    s->nbr = c.take<int>(rows);
     s->live = c.take<int>(rows);
-    s->tj = c.take<int>(rows);
     s->filled = c.take<int>(cap);
     s->nlive = c.take<int>(cap);
+    s->off = c.take<int>(cap);
+    s->count = c.take<int>(1);
+    s->crow = c.take<int>(crows);
+    s->tj = c.take<int>(crows);
     s->R = c.take<double>(rows * 4);
     s->sw = c.take<double>(rows);
     s->rhat = c.take<double>(rows * 3);
     s->unorm = c.take<double>(rows);
     s->emb_kept = c.take<V>(rows * (g.compressed ? M : (size_t)a->emb_width_sum));
-    s->gs = g.strip ? c.take<V>(rows * M) : NULL;
-    s->G = c.take<V>(rows * M);
-    s->Gd = same ? (double *)s->G : c.take<double>(rows * M);
+    s->gs = g.strip ? c.take<V>(crows * M) : NULL;
+    s->G = c.take<V>(crows * M);
+    s->Gd = same ? (double *)s->G : c.take<double>(crows * M);
     for (int l = 0; l < a->nlayers; l++) {
         layer_keep<V> &k = s->layer[l];
         k.qkv = c.take<V>(rows * 3 * H);
-        k.qkvn = c.take<double>(rows * 3);
+        k.qkvn = c.take<double>(crows * 3);
         k.S = c.take<V>(rows * n);
         k.A = c.take<V>(rows * n);
         k.zhat = c.take<V>(rows * M);
@@ -985,9 +1192,9 @@ template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *b
     s->dR = c.take<double>(rows * 4);
     s->dsw = c.take<double>(rows);
     s->drhat = c.take<double>(rows * 3);
-    s->dY = c.take<V>(rows * M);
-    s->dX = c.take<V>(rows * M);
-    s->dGd = same ? (double *)s->dY : c.take<double>(rows * M);
+    s->ptr = c.take<const void *>(cap * PT_MAX);
+    s->dY = c.take<V>(crows * M);
+    s->dX = c.take<V>(crows * M);
     /* the attention temporaries and the embedding work are never live together */
     const size_t shared = c.used;
     s->dO = c.take<V>(rows * H);
@@ -996,10 +1203,11 @@ template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *b
     s->Cd = c.take<double>(rows * n);
     s->Cs = c.take<double>(rows * n);
     s->dQKV = c.take<V>(rows * 3 * H);
+    s->work = c.take<V>(crows * std::max(3 * H, M));
     const size_t attention_end = c.used;
     c.used = shared;
     for (V *&e : s->e) {
-        e = c.take<V>(rows * (size_t)a->wmax);
+        e = c.take<V>(crows * (size_t)a->wmax);
     }
     return std::max(attention_end, c.used);
 }
@@ -1026,6 +1234,8 @@ int reserve_scratch(hmd_cuda_dpa1 *a, int nlocal)
                              "GiB, %.1f MB per atom); use more GPUs or fewer atoms per GPU",
                              nlocal, bytes / 1073741824.0, bytes / (double)cap / 1e6);
     }
+    /* finite values everywhere, for the rows the products compute or read past the live ones */
+    HMD_CUDA_CHECK(cudaMemset(a->buf, 0, bytes));
     a->buf_bytes = bytes;
     a->cap = (int)cap;
     if (a->mixed) {
@@ -1194,17 +1404,25 @@ size_t select_bytes(int cap)
     return (size_t)cap * (sizeof(double) + sizeof(int)) + 2 * sizeof(int);
 }
 
-/* G0 of every row: the embedding net on the inputs in s.e[0] (or the table at R0), then the
- * strip gate; into s.G. */
+/* A product over the live rows (live_rows.cuh) through the context's side stream. */
+template <typename F> int live_product(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, F f)
+{
+    return hmd_live_product(&a->lr, st, a->side, blas, f);
+}
+
+/* G0 of every live row: the embedding net on the inputs in s.e[0] (or the table at R0), then the
+ * strip gate; into s.G. `rows` (nlocal nnei) sets the stride of the kept activations. */
 template <typename V>
 int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, size_t rows,
                       const int *d_type)
 {
     const dpa1_model &g = a->g;
     const scratch<V> &s = scratch_of(a, V());
+    const hmd_live_rows &lr = a->lr;
     V *out = g.strip ? s.gs : s.G;
     if (g.compressed) {
-        k_table_forward<<<blocks_for(rows * g.M), THREADS, 0, st>>>(g, rows, s.R, out, s.emb_kept);
+        k_table_forward<<<blocks_for(lr.grid * g.M), THREADS, 0, st>>>(g, lr.count, s.crow, s.R,
+                                                                       out, s.emb_kept);
         HMD_CUDA_LAUNCHED("k_table_forward");
     } else {
         const V *in = s.e[0];
@@ -1212,22 +1430,24 @@ int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, si
         for (int l = 0; l < a->emb.nlayers; l++) {
             const hmd_cuda_layer &L = a->emb.L[l];
             V *y = l == a->emb.nlayers - 1 ? out : s.e[1 + l % 2];
-            int rc = gemm<V>(blas, "embedding layer", 1, (int)rows, L.n_out, L.n_in, false,
-                             single(in, L.n_in), false, single(weights<V>(L.w, L.wf), L.n_out),
-                             V(0), y, L.n_out, 0);
+            int rc = live_product(a, st, blas, [&](int m) {
+                return gemm<V>(blas, "embedding layer", 1, m, L.n_out, L.n_in, false,
+                               single(in, L.n_in), false, single(weights<V>(L.w, L.wf), L.n_out),
+                               V(0), y, L.n_out, 0);
+            });
             if (rc) {
                 return rc;
             }
-            hmd_cuda_dense_forward<<<blocks_for(rows * L.n_out), THREADS, 0, st>>>(rows, L, in, y,
-                                                                                   kept);
+            hmd_cuda_dense_forward<<<blocks_for(lr.grid * L.n_out), THREADS, 0, st>>>(
+                lr.grid, lr.count, L, in, y, kept);
             HMD_CUDA_LAUNCHED("hmd_cuda_dense_forward");
             kept += rows * L.n_out;
             in = y;
         }
     }
     if (g.strip) {
-        k_strip_gate<<<blocks_for(rows * g.M), THREADS, 0, st>>>(g, rows, d_type, s.tj, s.sw, s.gs,
-                                                                 s.G);
+        k_strip_gate<<<blocks_for(lr.grid * g.M), THREADS, 0, st>>>(g, lr.count, s.crow, d_type,
+                                                                    s.tj, s.sw, s.gs, s.G);
         HMD_CUDA_LAUNCHED("k_strip_gate");
     }
     return HMD_OK;
@@ -1239,19 +1459,23 @@ int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, in
 {
     const dpa1_model &g = a->g;
     const scratch<V> &s = scratch_of(a, V());
+    const hmd_live_rows &lr = a->lr;
     const attn_layer &L = a->layers[l];
     const layer_keep<V> &k = s.layer[l];
     const V *w_in = weights<V>(L.w_in, L.w_in_f), *w_out = weights<V>(L.w_out, L.w_out_f);
     const int n = g.nnei, M = g.M, H = g.H;
     const size_t rows = (size_t)nlocal * n;
     const long long sq = (long long)n * 3 * H, sn = (long long)n * n, sh = (long long)n * H;
-    /* [Q | K | V] = G W_in, then + b_in, normalised and scaled */
-    int rc = gemm<V>(blas, "in_proj", 1, (int)rows, 3 * H, M, false, single(s.G, M), false,
-                     single(w_in, 3 * H), V(0), k.qkv, 3 * H, 0);
+    /* [Q | K | V] = G W_in (compacted), then + b_in, normalised and scaled (padded) */
+    int rc = live_product(a, st, blas, [&](int m) {
+        return gemm<V>(blas, "in_proj", 1, m, 3 * H, M, false, single(s.G, M), false,
+                       single(w_in, 3 * H), V(0), s.work, 3 * H, 0);
+    });
     if (rc) {
         return rc;
     }
-    k_qkv_prepare<<<warp_blocks(rows * 3), THREADS, 0, st>>>(g, rows, L.b_in, k.qkv, k.qkvn);
+    k_qkv_prepare<<<warp_blocks(lr.grid * 3), THREADS, 0, st>>>(g, lr.count, s.crow, L.b_in, s.work,
+                                                                k.qkv, k.qkvn);
     HMD_CUDA_LAUNCHED("k_qkv_prepare");
     /* per atom: S = Q K^T */
     rc = gemm<V>(blas, "Q K^T", nlocal, n, n, H, false, {k.qkv, 3 * H, sq}, true,
@@ -1262,7 +1486,7 @@ int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, in
     k_softmax<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, s.live, s.nlive, s.sw, s.rhat, k.S,
                                                      k.A, s.Ap);
     HMD_CUDA_LAUNCHED("k_softmax");
-    /* per atom: O = A' V; then P = O W_out into zhat, and the layer norm */
+    /* per atom: O = A' V; then P = O W_out into zhat over every row, and the layer norm */
     rc = gemm<V>(blas, "A' V", nlocal, n, H, n, false, {s.Ap, n, sn}, false,
                  {k.qkv + 2 * H, 3 * H, sq}, V(0), s.dO, H, sh);
     if (!rc) {
@@ -1272,12 +1496,13 @@ int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, in
     if (rc) {
         return rc;
     }
-    k_layer_norm<<<warp_blocks(rows), THREADS, 0, st>>>(rows, M, L, k.zhat, k.sigma, s.G);
+    k_layer_norm<<<warp_blocks(lr.grid), THREADS, 0, st>>>(lr.count, s.crow, M, L, k.zhat, k.sigma,
+                                                           s.G);
     HMD_CUDA_LAUNCHED("k_layer_norm");
     return HMD_OK;
 }
 
-/* Reverse of attention layer l: dE/dY in dy -> dE/dX in dx; accumulates dE/d sw and
+/* Reverse of attention layer l: dE/dY in dy -> dE/dX in dx (compacted); accumulates dE/d sw and
  * dE/d rhat (dpa1.c attention_backward). */
 template <typename V>
 int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int l,
@@ -1285,18 +1510,20 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, i
 {
     const dpa1_model &g = a->g;
     const scratch<V> &s = scratch_of(a, V());
+    const hmd_live_rows &lr = a->lr;
     const attn_layer &L = a->layers[l];
     const layer_keep<V> &k = s.layer[l];
     const V *w_in = weights<V>(L.w_in, L.w_in_f), *w_out = weights<V>(L.w_out, L.w_out_f);
     const int n = g.nnei, M = g.M, H = g.H;
     const size_t rows = (size_t)nlocal * n;
     const long long sq = (long long)n * 3 * H, sn = (long long)n * n, sh = (long long)n * H;
-    k_layer_norm_backward<<<warp_blocks(rows), THREADS, 0, st>>>(rows, M, L, k.zhat, k.sigma, dy,
-                                                                 dx);
+    k_layer_norm_backward<<<warp_blocks(lr.grid), THREADS, 0, st>>>(lr.count, s.crow, M, L, k.zhat,
+                                                                    k.sigma, dy, dx, s.work);
     HMD_CUDA_LAUNCHED("k_layer_norm_backward");
-    /* dx = dE/dP (and the residual's share); dO = dP W_out^T; per atom dA' = dO V^T */
-    int rc = gemm<V>(blas, "out_proj backward", 1, (int)rows, H, M, false, single<V>(dx, M), true,
-                     single(w_out, M), V(0), s.dO, H, 0);
+    /* dx = dE/dP (and the residual's share), also padded in work; dO = dP W_out^T; per atom
+     * dA' = dO V^T */
+    int rc = gemm<V>(blas, "out_proj backward", 1, (int)rows, H, M, false, single<V>(s.work, M),
+                     true, single(w_out, M), V(0), s.dO, H, 0);
     if (!rc) {
         rc = gemm<V>(blas, "dO V^T", nlocal, n, n, H, false, {s.dO, H, sh}, true,
                      {k.qkv + 2 * H, 3 * H, sq}, V(0), s.dA, n, sn);
@@ -1324,23 +1551,29 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, i
     if (rc) {
         return rc;
     }
-    k_qkv_backward<<<warp_blocks(rows * 3), THREADS, 0, st>>>(g, rows, k.qkv, k.qkvn, s.dQKV);
+    k_qkv_backward<<<warp_blocks(lr.grid * 3), THREADS, 0, st>>>(g, lr.count, s.crow, k.qkv, k.qkvn,
+                                                                 s.dQKV, s.work);
     HMD_CUDA_LAUNCHED("k_qkv_backward");
-    /* dx += dQKV W_in^T */
-    return gemm<V>(blas, "in_proj backward", 1, (int)rows, M, 3 * H, false,
-                   single<V>(s.dQKV, 3 * H), true, single(w_in, 3 * H), V(1), dx, M, 0);
+    /* dx += dQKV W_in^T, from the compacted gradient of the raw projections */
+    return live_product(a, st, blas, [&](int m) {
+        return gemm<V>(blas, "in_proj backward", 1, m, M, 3 * H, false, single<V>(s.work, 3 * H),
+                       true, single(w_in, 3 * H), V(1), dx, M, 0);
+    });
 }
 
-/* Reverse of the embedding from dg = dE/dg [rows][M] (the net's output; read only): points *dr0
- * at dE/dR0 of each row, *stride scalars apart, in the embedding work arrays. */
+/* Reverse of the embedding from dg = dE/dg [crows][M] (the net's output; read only): points
+ * *dr0 at dE/dR0 of each compacted row, *stride scalars apart, in the embedding work arrays.
+ * `rows` (nlocal nnei) is the stride of the kept activations. */
 template <typename V>
 int embedding_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, size_t rows,
                        const V *dg, const V **dr0, int *stride)
 {
     const dpa1_model &g = a->g;
     const scratch<V> &s = scratch_of(a, V());
+    const hmd_live_rows &lr = a->lr;
     if (g.compressed) {
-        k_table_backward<<<warp_blocks(rows), THREADS, 0, st>>>(rows, g.M, dg, s.emb_kept, s.e[0]);
+        k_table_backward<<<warp_blocks(lr.grid), THREADS, 0, st>>>(lr.count, g.M, dg, s.emb_kept,
+                                                                   s.e[0]);
         HMD_CUDA_LAUNCHED("k_table_backward");
         *dr0 = s.e[0];
         *stride = 1;
@@ -1353,18 +1586,20 @@ int embedding_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, s
         const hmd_cuda_layer &L = net.L[l];
         off -= rows * L.n_out;
         V *dz = s.e[0], *dx = s.e[1 + l % 2]; /* never the buffer grad points into */
-        hmd_cuda_dense_backward_dz<<<blocks_for(rows * L.n_out), THREADS, 0, st>>>(
-            rows, L, s.emb_kept + off, grad, dz);
+        hmd_cuda_dense_backward_dz<<<blocks_for(lr.grid * L.n_out), THREADS, 0, st>>>(
+            lr.grid, lr.count, L, s.emb_kept + off, grad, dz);
         HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_dz");
-        int rc = gemm<V>(blas, "embedding backward", 1, (int)rows, L.n_in, L.n_out, false,
-                         single<V>(dz, L.n_out), true, single(weights<V>(L.w, L.wf), L.n_out), V(0),
-                         dx, L.n_in, 0);
+        int rc = live_product(a, st, blas, [&](int m) {
+            return gemm<V>(blas, "embedding backward", 1, m, L.n_in, L.n_out, false,
+                           single<V>(dz, L.n_out), true, single(weights<V>(L.w, L.wf), L.n_out),
+                           V(0), dx, L.n_in, 0);
+        });
         if (rc) {
             return rc;
         }
         if (L.resnet != HMD_RESNET_NONE) {
-            hmd_cuda_dense_backward_skip<<<blocks_for(rows * L.n_in), THREADS, 0, st>>>(rows, L,
-                                                                                        grad, dx);
+            hmd_cuda_dense_backward_skip<<<blocks_for(lr.grid * L.n_in), THREADS, 0, st>>>(
+                lr.grid, lr.count, L, grad, dx);
             HMD_CUDA_LAUNCHED("hmd_cuda_dense_backward_skip");
         }
         grad = dx;
@@ -1382,23 +1617,33 @@ int forward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloca
 {
     const dpa1_model &g = a->g;
     const scratch<V> &s = scratch_of(a, V());
-    const int n = g.nnei, M = g.M;
+    const int n = g.nnei, M = g.M, cap = a->cap;
     const size_t rows = (size_t)nlocal * n;
-    k_select<<<nlocal, THREADS, select_bytes(nl->cap), st>>>(
-        g, d_x, d_type, nl->index, nl->count, nl->cap, s.slots, s.filled, s.nlive, d_dropped);
+    k_select<<<nlocal, THREADS, select_bytes(nl->cap), st>>>(g, d_x, d_type, nl->index, nl->count,
+                                                             nl->cap, s.slots, s.livej, s.filled,
+                                                             s.nlive, d_dropped);
     HMD_CUDA_LAUNCHED("k_select");
-    k_env<<<blocks_for(rows), THREADS, 0, st>>>(g, rows, d_x, d_type, s.slots, s.live, s.tj, s.R,
-                                                s.sw, s.rhat, s.unorm, s.e[0]);
+    k_offsets<<<1, OFFSET_THREADS, 0, st>>>(nlocal, s.nlive, s.off, s.count);
+    HMD_CUDA_LAUNCHED("k_offsets");
+    const pointer_rules rules = operand_rules(a, s);
+    k_pointers<<<dim3(blocks_for(nlocal), rules.n), THREADS, 0, st>>>(nlocal, cap, s.off, rules,
+                                                                      s.ptr);
+    HMD_CUDA_LAUNCHED("k_pointers");
+    k_env<<<blocks_for(rows), THREADS, 0, st>>>(g, rows, d_x, d_type, s.slots, s.livej, s.nlive,
+                                                s.off, s.live, s.nbr, s.crow, s.tj, s.R, s.sw,
+                                                s.rhat, s.unorm, s.e[0]);
     HMD_CUDA_LAUNCHED("k_env");
-    int rc = embedding_forward<V>(a, st, blas, rows, d_type);
+    int rc = hmd_live_rows_begin(&a->lr, st, s.count, rows, !a->mixed, a->pinned);
+    rc = rc ? rc : embedding_forward<V>(a, st, blas, rows, d_type);
     for (int l = 0; l < a->nlayers && !rc; l++) {
         rc = attention_forward<V>(a, st, blas, nlocal, l);
     }
     /* per atom: sum_j G_j (x) R_j = G^T R, in double */
-    rc = rc ? rc : convert(st, rows * M, s.G, s.Gd);
+    rc = rc ? rc : convert(st, a->lr, M, s.G, s.Gd);
     if (!rc) {
-        rc = gemm<double>(blas, "G^T R", nlocal, M, 4, n, true, {s.Gd, M, (long long)n * M}, false,
-                          {s.R, 4, (long long)n * 4}, 0.0, s.T, 4, (long long)M * 4);
+        rc = gemm_centres<double>(blas, "G^T R", nlocal, M, 4, n, true, tab<double>(s, cap, PT_GD),
+                                  M, false, tab<double>(s, cap, PT_R), 4, tab<double>(s, cap, PT_T),
+                                  4);
     }
     if (rc) {
         return rc;
@@ -1418,19 +1663,18 @@ int backward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloc
     const scratch<V> &s = scratch_of(a, V());
     const int n = g.nnei, M = g.M;
     const size_t rows = (size_t)nlocal * n;
-    k_gamma<<<nlocal, THREADS, 0, st>>>(g, s.T, d_dD, s.gamma);
-    HMD_CUDA_LAUNCHED("k_gamma");
-    /* per atom, in double: dE/dG = R gamma^T, dE/dR (through T) = G gamma */
-    int rc = gemm<double>(blas, "R gamma^T", nlocal, n, M, 4, false, {s.R, 4, (long long)n * 4},
-                          true, {s.gamma, 4, (long long)M * 4}, 0.0, s.dGd, M, (long long)n * M);
-    if (!rc) {
-        rc = gemm<double>(blas, "G gamma", nlocal, n, 4, M, false, {s.Gd, M, (long long)n * M},
-                          false, {s.gamma, 4, (long long)M * 4}, 0.0, s.dR, 4, (long long)n * 4);
-    }
-    rc = rc ? rc : convert(st, rows * M, s.dGd, s.dY);
+    int rc = hmd_live_rows_begin(&a->lr, st, s.count, rows, !a->mixed, a->pinned);
     if (rc) {
         return rc;
     }
+    const hmd_live_rows &lr = a->lr;
+    k_gamma<<<nlocal, THREADS, 0, st>>>(g, s.T, d_dD, s.gamma);
+    HMD_CUDA_LAUNCHED("k_gamma");
+    /* per live row, in double: dE/dG = R gamma^T (into dY, in V), dE/dR (through T) = G gamma */
+    k_grad_G<<<blocks_for(lr.grid * M), THREADS, 0, st>>>(g, lr.count, s.crow, s.R, s.gamma, s.dY);
+    HMD_CUDA_LAUNCHED("k_grad_G");
+    k_grad_R<<<warp_blocks(lr.grid), THREADS, 0, st>>>(g, lr.count, s.crow, s.Gd, s.gamma, s.dR);
+    HMD_CUDA_LAUNCHED("k_grad_R");
     k_fill<<<blocks_for(rows), THREADS, 0, st>>>(rows, 0.0, s.dsw);
     HMD_CUDA_LAUNCHED("k_fill");
     k_fill<<<blocks_for(rows * 3), THREADS, 0, st>>>(rows * 3, 0.0, s.drhat);
@@ -1445,8 +1689,8 @@ int backward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloc
     }
     /* dy = dE/dG0 */
     if (g.strip) {
-        k_strip_backward<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, d_type, s.live, s.tj, s.sw,
-                                                                s.gs, dy, s.dsw);
+        k_strip_backward<<<warp_blocks(lr.grid), THREADS, 0, st>>>(g, lr.count, s.crow, d_type,
+                                                                   s.tj, s.sw, s.gs, dy, s.dsw);
         HMD_CUDA_LAUNCHED("k_strip_backward");
     }
     const V *dr0;
@@ -1455,8 +1699,9 @@ int backward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloc
     if (rc) {
         return rc;
     }
-    k_force<<<nlocal, THREADS, 0, st>>>(g, ncount, d_x, d_type, s.slots, s.live, s.dR, dr0, stride,
-                                        s.rhat, s.unorm, s.drhat, s.dsw, d_f, d_virial);
+    k_force<<<nlocal, THREADS, 0, st>>>(g, ncount, d_x, d_type, s.nlive, s.off, s.livej, s.nbr,
+                                        s.dR, dr0, stride, s.rhat, s.unorm, s.drhat, s.dsw, d_f,
+                                        d_virial);
     HMD_CUDA_LAUNCHED("k_force");
     return HMD_OK;
 }
@@ -1469,7 +1714,12 @@ int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m, bool mixed)
     hmd_cuda_dpa1 *a = new hmd_cuda_dpa1();
     a->select_smem = SELECT_SMEM;
     a->mixed = mixed;
-    const int rc = upload_model(a, m);
+    int rc = upload_model(a, m);
+    if (!rc && (cudaStreamCreateWithFlags(&a->side, cudaStreamNonBlocking) != cudaSuccess ||
+                cudaMallocHost((void **)&a->pinned, sizeof(int)) != cudaSuccess)) {
+        cudaGetLastError();
+        rc = hmd_error_set(HMD_ESOFTWARE, "CUDA: cannot make the DPA-1 side stream");
+    }
     if (rc) {
         hmd_cuda_dpa1_destroy(a);
         return rc;
@@ -1548,5 +1798,9 @@ void hmd_cuda_dpa1_destroy(hmd_cuda_dpa1 *a)
     }
     hmd_cuda_weights_free(&a->weights);
     cudaFree(a->buf);
+    if (a->side) {
+        cudaStreamDestroy(a->side);
+    }
+    cudaFreeHost(a->pinned);
     delete a;
 }

@@ -4,9 +4,13 @@
  * src/cuda; the evaluation context (dp_eval.cu) owns the stream, the cuBLAS handle, the neighbour
  * list and the fitting nets.
  *
- * Stream-ordered: forward and backward only enqueue kernels and cuBLAS calls on the given stream
- * (no copies, no synchronisation, no allocation unless nlocal exceeds every earlier call), so
- * the caller may capture them in a CUDA graph once the scratch is large enough.
+ * Stream-ordered: forward and backward enqueue kernels and cuBLAS calls on the given stream (no
+ * allocation unless nlocal exceeds every earlier call), so the caller may capture them in a CUDA
+ * graph once the scratch is large enough. Their matrix products cover only the live neighbour
+ * rows, whose number the device counts: called eagerly, each waits once for that count (4
+ * bytes); under capture, the products become switch nodes over size buckets (live_rows.cuh).
+ * The cuBLAS handle needs a workspace of its own (cublasSetWorkspace), as cuBLAS may not
+ * allocate inside a switch node.
  */
 #ifndef HMD_CUDA_DPA1_EVAL_CUH
 #define HMD_CUDA_DPA1_EVAL_CUH
