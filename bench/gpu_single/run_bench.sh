@@ -58,8 +58,8 @@ run_case() {
 [ "$DPA1" = 1 ] && run_case dpa1_protein_mixed $T/protein_dpa1_1p6m.dp $P/protein.gro 10 \
   -set precision=mixed
 # the same DPA-1 on the 1,536-atom water box, which DeePMD-kit can hold
-[ "$DPA1" = 1 ] && run_case dpa1_water_1536 $T/protein_dpa1_1p6m.dp water_1536.gro 10
-[ "$DPA1" = 1 ] && run_case dpa1_water_1536_mixed $T/protein_dpa1_1p6m.dp water_1536.gro 10 \
+[ "$DPA1" = 1 ] && run_case dpa1_water_1536 $T/protein_dpa1_1p6m.dp water_1536.gro 30
+[ "$DPA1" = 1 ] && run_case dpa1_water_1536_mixed $T/protein_dpa1_1p6m.dp water_1536.gro 30 \
   -set precision=mixed
 
 [ "$WATER" = 1 ] && OUT=$OUT CASE_TIMEOUT=240 bash bench/gpu_single/deepmd_cases.sh \
