@@ -6,6 +6,15 @@
 
 #include <cublas_v2.h>
 
+/* Points handle h at stream st, keeping the workspace ws of `bytes` (NULL: none): cublasSetStream
+ * resets a handle's workspace to cuBLAS's default pool, which allocates under graph capture (a
+ * memory node, which the body of a conditional node cannot hold). Returns cuBLAS's status. */
+inline cublasStatus_t hmd_blas_set_stream(cublasHandle_t h, cudaStream_t st, void *ws, size_t bytes)
+{
+    const cublasStatus_t s = cublasSetStream(h, st);
+    return s == CUBLAS_STATUS_SUCCESS && ws ? cublasSetWorkspace(h, ws, bytes) : s;
+}
+
 /* C = alpha op(A) op(B) + beta C for `batch` column-major matrices whose strides sa, sb, sc
  * (elements) are ignored when batch is 1, in cuBLAS's argument order, in double (DGEMM, on the
  * FP64 tensor cores). Returns cuBLAS's status. */

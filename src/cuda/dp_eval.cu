@@ -148,7 +148,8 @@ int upload_dpa1(hmd_cuda_dp *dp, const hmd_dp_model *m)
     g = hmd_cuda_model{};
     g.ntypes = m->ntypes;
     energy_terms(m, g);
-    int rc = hmd_cuda_dpa1_create(&dp->dpa1, m, dp->mixed);
+    int rc =
+        hmd_cuda_dpa1_create(&dp->dpa1, m, dp->mixed, dp->blas_workspace, BLAS_WORKSPACE_BYTES);
     rc = rc ? rc : upload_fitting(dp, m);
     return rc ? rc : hmd_cuda_upload(&dp->weights, &g, sizeof g, (const void **)&dp->d_model);
 }

@@ -26,12 +26,12 @@
  * nnei rows from each centre's first compacted row: the rows past its live ones belong to the
  * next centres (or are spare rows at the end) and meet R = 0. Rows the kernels never write are
  * read by products whose results there are never used or are multiplied by exact zeros, so they
- * must be finite: the scratch is zeroed when allocated. Masked slots are treated exactly as the
- * CPU leaves them out: no
- * share of T, no attention row or column (A = A' = 0 there), and in smooth mode the CPU's
- * nmask * exp(-20 - max) term in the softmax denominator. Empty slots get their share of T from
- * the padding table (hmd_dpa1_pad_table), made on the host for every possible type of atom 0 at
- * create time.
+ * must be finite: the scratch is zeroed when allocated, and from then on such rows only ever
+ * receive products and sums of finite values. Masked slots are treated exactly as the CPU leaves
+ * them out: no share of T, no attention row or column (A = A' = 0 there), and in smooth mode the
+ * CPU's nmask * exp(-20 - max) term in the softmax denominator. Empty slots get their share of T
+ * from the padding table (hmd_dpa1_pad_table), made on the host for every possible type of atom 0
+ * at create time.
  *
  * Forward keeps, per row, what the reverse pass needs (R, switch, directions, the embedding's
  * activation state, every attention layer's q, k, v, scores, weights and layer-norm state);
@@ -177,7 +177,9 @@ struct hmd_cuda_dpa1 {
     int cap;                  /* atoms the scratch holds */
     double *buf;              /* scratch */
     size_t buf_bytes;
-    hmd_live_rows lr;         /* the live rows of the latest forward or backward */
+    hmd_live_rows lr; /* the live rows of the latest forward or backward */
+    void *blas_ws;    /* the caller's cuBLAS workspace, kept on the handle */
+    size_t blas_ws_bytes;
     cudaStream_t side;        /* captures the bodies of the switch nodes */
     int *pinned;              /* host: the live-row count, eagerly */
     unsigned long generation; /* scratch allocations so far */
@@ -360,7 +362,8 @@ __global__ void k_select(dpa1_model g, const double *x, const int *type, const i
         int nl = 0;
         for (int q0 = 0; q0 < nf; q0 += 32) {
             const int q = q0 + threadIdx.x;
-            const bool is_live = q < nf && !g.exclude[ti * g.ntypes + type[out[q]]];
+            const int nb = q < nf ? out[q] : -1; /* -1 only if the list repeats an atom */
+            const bool is_live = nb >= 0 && !g.exclude[ti * g.ntypes + type[nb]];
             const int at = hmd_warp_append(is_live, &nl);
             if (is_live) {
                 livej[(size_t)i * nnei + at] = q;
@@ -994,22 +997,22 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
         }
         const int nb = nbr[e];
         double d[3], raw[4], jac[4][3], s, ds;
-        for (int k = 0; k < 3; k++) {
-            d[k] = x[3 * nb + k] - x[3 * i + k];
+        for (int q = 0; q < 3; q++) {
+            d[q] = x[3 * nb + q] - x[3 * i + q];
         }
         env_row_rn(d, g.rcut_smth, g.rcut, g.protection, raw, jac);
         const double rr = norm_rn(d);
         env_switch_rn(rr, g.rcut_smth, g.rcut, &s, &ds);
         const double *std = g.dstd + ((size_t)ti * nnei + j) * 4;
         double gr[3];
-        for (int k = 0; k < 3; k++) {
-            double v = __dmul_rn(__dmul_rn(dsw[e], ds), d[k]) / rr;
+        for (int q = 0; q < 3; q++) {
+            double v = __dmul_rn(__dmul_rn(dsw[e], ds), d[q]) / rr;
             for (int c = 0; c < 4; c++) {
-                v = __dadd_rn(v, __dmul_rn(dR[c] / std[c], jac[c][k]));
+                v = __dadd_rn(v, __dmul_rn(dR[c] / std[c], jac[c][q]));
             }
-            gr[k] = v;
-            atomicAdd(&f[3 * nb + k], -v);
-            atomicAdd(&f[3 * i + k], v);
+            gr[q] = v;
+            atomicAdd(&f[3 * nb + q], -v);
+            atomicAdd(&f[3 * i + q], v);
         }
         for (int a = 0; a < 3 && counted; a++) {
             for (int b = 0; b < 3; b++) {
@@ -1234,8 +1237,10 @@ int reserve_scratch(hmd_cuda_dpa1 *a, int nlocal)
                              "GiB, %.1f MB per atom); use more GPUs or fewer atoms per GPU",
                              nlocal, bytes / 1073741824.0, bytes / (double)cap / 1e6);
     }
-    /* finite values everywhere, for the rows the products compute or read past the live ones */
+    /* finite values everywhere, for the rows the products compute or read past the live ones;
+     * the wait orders the memset (legacy stream) before the kernels of the caller's stream */
     HMD_CUDA_CHECK(cudaMemset(a->buf, 0, bytes));
+    HMD_CUDA_CHECK(cudaDeviceSynchronize());
     a->buf_bytes = bytes;
     a->cap = (int)cap;
     if (a->mixed) {
@@ -1407,7 +1412,7 @@ size_t select_bytes(int cap)
 /* A product over the live rows (live_rows.cuh) through the context's side stream. */
 template <typename F> int live_product(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, F f)
 {
-    return hmd_live_product(&a->lr, st, a->side, blas, f);
+    return hmd_live_product(&a->lr, st, a->side, blas, a->blas_ws, a->blas_ws_bytes, f);
 }
 
 /* G0 of every live row: the embedding net on the inputs in s.e[0] (or the table at R0), then the
@@ -1708,12 +1713,15 @@ int backward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloc
 
 } // namespace
 
-int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m, bool mixed)
+int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m, bool mixed, void *blas_ws,
+                         size_t blas_ws_bytes)
 {
     *out = NULL;
     hmd_cuda_dpa1 *a = new hmd_cuda_dpa1();
     a->select_smem = SELECT_SMEM;
     a->mixed = mixed;
+    a->blas_ws = blas_ws;
+    a->blas_ws_bytes = blas_ws_bytes;
     int rc = upload_model(a, m);
     if (!rc && (cudaStreamCreateWithFlags(&a->side, cudaStreamNonBlocking) != cudaSuccess ||
                 cudaMallocHost((void **)&a->pinned, sizeof(int)) != cudaSuccess)) {
@@ -1753,7 +1761,7 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas
     if (rc) {
         return rc;
     }
-    if (cublasSetStream(blas, st) != CUBLAS_STATUS_SUCCESS) {
+    if (hmd_blas_set_stream(blas, st, a->blas_ws, a->blas_ws_bytes) != CUBLAS_STATUS_SUCCESS) {
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
     }
     return a->mixed
@@ -1772,7 +1780,7 @@ int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t bla
         return hmd_error_set(HMD_ESOFTWARE, "DPA-1 backward of %d atoms without their forward",
                              nlocal);
     }
-    if (cublasSetStream(blas, st) != CUBLAS_STATUS_SUCCESS) {
+    if (hmd_blas_set_stream(blas, st, a->blas_ws, a->blas_ws_bytes) != CUBLAS_STATUS_SUCCESS) {
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
     }
     ncount = ncount > 0 ? ncount : nlocal;

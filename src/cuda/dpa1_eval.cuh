@@ -9,8 +9,8 @@
  * graph once the scratch is large enough. Their matrix products cover only the live neighbour
  * rows, whose number the device counts: called eagerly, each waits once for that count (4
  * bytes); under capture, the products become switch nodes over size buckets (live_rows.cuh).
- * The cuBLAS handle needs a workspace of its own (cublasSetWorkspace), as cuBLAS may not
- * allocate inside a switch node.
+ * The cuBLAS handle keeps the workspace given at create time (cuBLAS may not allocate inside a
+ * switch node).
  */
 #ifndef HMD_CUDA_DPA1_EVAL_CUH
 #define HMD_CUDA_DPA1_EVAL_CUH
@@ -25,10 +25,13 @@ struct hmd_cuda_dpa1;
  * embedding, strip table, compression table, and the padding tables of nnp/dpa1.h for every
  * possible type of atom 0. With `mixed` the network's activations are stored in fp32 and its
  * products are fp32 SGEMMs on fp32 copies of the weights (geometry, descriptor sums, forces and
- * virial in double). Returns HMD_OK, HMD_ENOTSUP (not DPA-1; more than HMD_CUDA_MAX_TYPES types
- * or HMD_CUDA_MAX_LAYERS embedding layers), HMD_ENOMEM or HMD_ESOFTWARE (CUDA). *out is NULL
- * on failure. */
-int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m, bool mixed);
+ * virial in double). blas_ws (blas_ws_bytes, device memory outliving the context) is the
+ * workspace the cuBLAS handle passed to forward and backward keeps, set again after each change
+ * of its stream. Returns HMD_OK, HMD_ENOTSUP (not DPA-1; more than HMD_CUDA_MAX_TYPES types or
+ * HMD_CUDA_MAX_LAYERS embedding layers), HMD_ENOMEM or HMD_ESOFTWARE (CUDA). *out is NULL on
+ * failure. */
+int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m, bool mixed, void *blas_ws,
+                         size_t blas_ws_bytes);
 
 /* Makes room for nlocal home atoms and a neighbour list of nbr_cap entries per atom (the
  * `cap` of struct hmd_cuda_nbr); keeps the scratch when it is large enough, else replaces it

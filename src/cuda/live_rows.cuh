@@ -5,11 +5,12 @@
  * Under capture the count may differ at every replay, so each matrix product becomes a switch
  * node of the graph with one body per bucket (the product over the first ceil(full (b + 1) /
  * HMD_LIVE_BUCKETS) rows), and a kernel just before it picks the smallest bucket that holds the
- * count (one conditional handle per node); the
- * elementwise kernels cover every row and leave those beyond the count at once. Rows between the
- * count and the end of its bucket are computed from whatever the arrays hold there, so they
- * must hold finite values, and nothing may read them. cuBLAS must not allocate under capture
- * (give the handle a workspace): a switch body cannot hold memory nodes.
+ * count (one conditional handle per node); the elementwise kernels cover every row and leave
+ * those beyond the count at once. Rows between the count and the end of its bucket are computed
+ * from whatever the arrays hold there, so they must hold finite values, and their results may
+ * only be read where they meet exact zeros. cuBLAS must not allocate under capture: the handle
+ * keeps a workspace of the caller's (hmd_blas_set_stream), as a switch body cannot hold memory
+ * nodes.
  *
  * Only dpa1_eval.cu includes this file. */
 #ifndef HMD_CUDA_LIVE_ROWS_CUH
@@ -17,6 +18,7 @@
 
 #include <cublas_v2.h>
 
+#include "cuda/blas.cuh"
 #include "cuda/cuda_internal.cuh"
 
 namespace
@@ -54,9 +56,10 @@ __global__ void hmd_live_pick_bucket(cudaGraphConditionalHandle h, const int *co
 
 /* Prepares lr for the work that follows on st, once the kernel that writes *count is enqueued:
  * eagerly, reads the count through `pinned` (host memory of one int). Under capture, products
- * become switch nodes when `switches`, else they run over all `full` rows (cuBLAS's fp32 kernels
- * cannot be instantiated inside a switch body: cudaGraphInstantiate fails with "invalid argument",
- * seen with CUDA 13.0 on an H200). Returns HMD_OK or HMD_ESOFTWARE. */
+ * become switch nodes when `switches`, else they run over all `full` rows (DPA-1 in fp32: with
+ * SGEMMs in switch bodies cudaGraphInstantiate failed with "invalid argument", CUDA 13.0 on an
+ * H200, at a time when the handle lost its workspace at every cublasSetStream). Returns HMD_OK
+ * or HMD_ESOFTWARE. */
 inline int hmd_live_rows_begin(hmd_live_rows *lr, cudaStream_t st, const int *count, size_t full,
                                bool switches, int *pinned)
 {
@@ -80,11 +83,11 @@ inline int hmd_live_rows_begin(hmd_live_rows *lr, cudaStream_t st, const int *co
 
 /* Runs product(m) (cuBLAS calls on `blas`, whose stream is st) over the live rows: once with
  * m = the count when eager, else as a kernel that picks the bucket, then a switch node on st
- * whose bodies, captured through the stream `side`, hold product(bucket rows). Returns HMD_OK,
- * product's error, or HMD_ESOFTWARE. */
+ * whose bodies, captured through the stream `side`, hold product(bucket rows); the handle keeps
+ * the workspace ws of ws_bytes throughout. Returns HMD_OK, product's error, or HMD_ESOFTWARE. */
 template <typename F>
 int hmd_live_product(const hmd_live_rows *lr, cudaStream_t st, cudaStream_t side,
-                     cublasHandle_t blas, F product)
+                     cublasHandle_t blas, void *ws, size_t ws_bytes, F product)
 {
     if (!lr->captured) {
         return lr->host > 0 ? product(lr->host) : HMD_OK;
@@ -121,7 +124,7 @@ int hmd_live_product(const hmd_live_rows *lr, cudaStream_t st, cudaStream_t side
                                cudaGetErrorString(begin));
             break;
         }
-        if (cublasSetStream(blas, side) != CUBLAS_STATUS_SUCCESS) {
+        if (hmd_blas_set_stream(blas, side, ws, ws_bytes) != CUBLAS_STATUS_SUCCESS) {
             rc = hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
         }
         rc = rc ? rc : product((int)hmd_live_bucket_rows(lr->full, b));
@@ -131,7 +134,7 @@ int hmd_live_product(const hmd_live_rows *lr, cudaStream_t st, cudaStream_t side
             rc = hmd_error_set(HMD_ESOFTWARE, "CUDA: a switch body: %s", cudaGetErrorString(end));
         }
     }
-    if (cublasSetStream(blas, st) != CUBLAS_STATUS_SUCCESS && !rc) {
+    if (hmd_blas_set_stream(blas, st, ws, ws_bytes) != CUBLAS_STATUS_SUCCESS && !rc) {
         rc = hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
     }
     return rc;
