@@ -1,0 +1,360 @@
+/* DPA-1 on the GPU, backward kernels: dE/dT to dE/dG and dE/dR, the layer norm, softmax and
+ * q, k, v in reverse, the strip gate and compressed embedding in reverse, and the forces and
+ * virial. Part of dpa1_eval.cu's translation unit (only it includes this file), in an anonymous
+ * namespace as the rest of it. */
+#ifndef HMD_CUDA_DPA1_BACKWARD_CUH
+#define HMD_CUDA_DPA1_BACKWARD_CUH
+
+#include "cuda/dpa1_device.cuh"
+
+namespace
+{
+
+/* p[0..n) = v. */
+__global__ void k_fill(size_t n, double v, double *p)
+{
+    const size_t e = thread_index();
+    if (e < n) {
+        p[e] = v;
+    }
+}
+
+/* The first *count rows of `width` elements of in, converted into out (mixed precision: G to
+ * double). */
+template <typename From, typename To>
+__global__ void k_convert(const int *count, int width, const From *in, To *out)
+{
+    const size_t e = thread_index();
+    if (e < (size_t)*count * width) {
+        out[e] = (To)in[e];
+    }
+}
+
+/* dE/dG through T, per compacted row and column a: dY[a] = sum_c R[c] gamma_i[a][c] (R padded,
+ * gamma of the row's centre). */
+template <typename V>
+__global__ void k_grad_G(dpa1_model g, const int *count, const int *crow, const double *R,
+                         const double *gamma, V *dY)
+{
+    const size_t e = thread_index();
+    const int M = g.M;
+    if (e >= (size_t)*count * M) {
+        return;
+    }
+    const size_t pr = (size_t)crow[e / M];
+    const int a = (int)(e % M);
+    const double *r = R + 4 * pr, *gm = gamma + (pr / g.nnei * M + a) * 4;
+    dY[e] = r[0] * gm[0] + r[1] * gm[1] + r[2] * gm[2] + r[3] * gm[3];
+}
+
+/* dE/dR through T, one compacted row per warp: dR[c] = sum_a G[a] gamma_i[a][c], into the
+ * padded dR. */
+__global__ void k_grad_R(dpa1_model g, const int *count, const int *crow, const double *Gd,
+                         const double *gamma, double *dR)
+{
+    const size_t c = warp_row();
+    if (c >= (size_t)*count) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, M = g.M;
+    const size_t pr = (size_t)crow[c];
+    const double *G = Gd + c * M, *gm = gamma + pr / g.nnei * M * 4;
+    double acc[4] = {0, 0, 0, 0};
+    for (int a = lane; a < M; a += 32) {
+        for (int q = 0; q < 4; q++) {
+            acc[q] += G[a] * gm[4 * a + q];
+        }
+    }
+    for (int q = 0; q < 4; q++) {
+        acc[q] = warp_sum(acc[q]);
+    }
+    if (lane < 4) {
+        dR[4 * pr + lane] = acc[lane];
+    }
+}
+
+/* Atom i = block: gamma[a][c] = dE/dT[a][c] / nnei with D[a][b] = T[a] . T[b], b < M2 (dpa1.c
+ * hmd_dpa1_backward). */
+__global__ void k_gamma(dpa1_model g, const double *T, const double *dD, double *gamma)
+{
+    const int i = blockIdx.x, M = g.M, M2 = g.M2;
+    const double *Ti = T + (size_t)i * M * 4, *dDi = dD + (size_t)i * g.dim;
+    for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
+        const int a = e / 4, c = e % 4;
+        gamma[(size_t)i * M * 4 + e] = hmd_descriptor_grad_T(dDi, M2, Ti, M, M2, a, c) / g.nnei;
+    }
+}
+
+/* Layer norm backward, one compacted row per warp: dX = (dzhat - mean(dzhat) - zhat
+ * mean(dzhat zhat)) / sigma with dzhat = dY w (dpa1.c attention_backward), also written padded
+ * into dP (it is dE/dP as well); zhat and sigma padded. */
+template <typename V>
+__global__ void k_layer_norm_backward(const int *count, const int *crow, int M, attn_layer L,
+                                      const V *zhat, const double *sigma, const V *dY, V *dX, V *dP)
+{
+    const size_t c = warp_row();
+    if (c >= (size_t)*count) {
+        return;
+    }
+    const int lane = threadIdx.x % 32;
+    const size_t r = (size_t)crow[c];
+    const V *zh = zhat + r * M, *dy = dY + c * M;
+    double m1 = 0.0, m2 = 0.0;
+    for (int a = lane; a < M; a += 32) {
+        const double dz = (double)dy[a] * L.ln_w[a];
+        m1 += dz;
+        m2 += dz * (double)zh[a];
+    }
+    m1 = warp_sum(m1) / M;
+    m2 = warp_sum(m2) / M;
+    const double sig = sigma[r];
+    for (int a = lane; a < M; a += 32) {
+        const V d = ((double)dy[a] * L.ln_w[a] - m1 - (double)zh[a] * m2) / sig;
+        dX[c * M + a] = d;
+        dP[r * M + a] = d;
+    }
+}
+
+/* Through A' = A F and the softmax, one row j per warp (dpa1.c attention_backward): dA holds
+ * dE/dA' on entry and dE/dS on return; writes A' (for dV), and the pair coefficients whose
+ * symmetric sums k_pair_reduce turns into dE/d rhat (Cd, dotr) and dE/d sw (Cs, smooth). Zero
+ * outside live x live. */
+template <typename V>
+__global__ void k_softmax_backward(dpa1_model g, size_t rows, const int *live, const double *sw,
+                                   const double *rhat, const V *S, const V *A, V *dA, V *Ap,
+                                   double *Cd, double *Cs)
+{
+    const size_t r = warp_row();
+    if (r >= rows) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, n = g.nnei;
+    const size_t base = r / n * n, o = r * n;
+    if (!live[r]) {
+        for (int k = lane; k < n; k += 32) {
+            dA[o + k] = Ap[o + k] = Cd[o + k] = Cs[o + k] = 0.0;
+        }
+        return;
+    }
+    double rowsum = 0.0; /* sum_k A_jk dE/dA_jk */
+    for (int k = lane; k < n; k += 32) {
+        if (live[base + k]) {
+            double fsw, fd;
+            gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
+            rowsum += (double)A[o + k] * ((double)dA[o + k] * (fsw * fd));
+        }
+    }
+    rowsum = warp_sum(rowsum);
+    const double swj = sw[r];
+    for (int k = lane; k < n; k += 32) {
+        double ap = 0.0, cd = 0.0, cs = 0.0, ds = 0.0;
+        if (live[base + k]) {
+            double fsw, fd;
+            gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
+            const double a = A[o + k], dap = dA[o + k];
+            ap = a * (fsw * fd);
+            cd = g.dotr ? dap * a * fsw : 0.0;
+            ds = a * (dap * (fsw * fd) - rowsum);
+            if (g.smooth) {
+                /* S' = (S + 20) sw_j sw_k - 20, and A' carries sw_j sw_k */
+                cs = dap * a * fd + ds * ((double)S[o + k] + ATTN_SHIFT);
+                ds *= swj * sw[base + k];
+            }
+        }
+        dA[o + k] = ds;
+        Ap[o + k] = ap;
+        Cd[o + k] = cd;
+        Cs[o + k] = cs;
+    }
+}
+
+/* One row j per warp: drhat_j += sum_k (Cd_jk + Cd_kj) rhat_k, dsw_j += sum_k (Cs_jk + Cs_kj)
+ * sw_k (the CPU adds both ends of each pair in its loop). */
+__global__ void k_pair_reduce(dpa1_model g, size_t rows, const int *live, const double *sw,
+                              const double *rhat, const double *Cd, const double *Cs, double *dsw,
+                              double *drhat)
+{
+    const size_t r = warp_row();
+    if (r >= rows || !live[r]) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, n = g.nnei, j = (int)(r % n);
+    const size_t base = r - j;
+    double acc[4] = {0, 0, 0, 0};
+    for (int k = lane; k < n; k += 32) {
+        const size_t rk = base + k;
+        const double cd = Cd[r * n + k] + Cd[rk * n + j];
+        const double cs = Cs[r * n + k] + Cs[rk * n + j];
+        for (int q = 0; q < 3; q++) {
+            acc[q] += cd * rhat[3 * rk + q];
+        }
+        acc[3] += cs * sw[rk];
+    }
+    for (int q = 0; q < 4; q++) {
+        acc[q] = warp_sum(acc[q]);
+    }
+    if (lane == 0) {
+        for (int q = 0; q < 3; q++) {
+            drhat[3 * r + q] += acc[q];
+        }
+        dsw[r] += acc[3];
+    }
+}
+
+/* Back through q~ = c x / |x| (normalize) or c x, one (compacted row, part) per warp, from the
+ * padded q~ and dE/dq~ in qkv and dQKV to the compacted dE/dx in out; x / |x| = q~ / c (dpa1.c
+ * attention_backward). */
+template <typename V>
+__global__ void k_qkv_backward(dpa1_model g, const int *count, const int *crow, const V *qkv,
+                               const double *qkvn, const V *dQKV, V *out)
+{
+    const size_t w = warp_row();
+    if (w >= (size_t)*count * 3) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, H = g.H;
+    const size_t pw = (size_t)crow[w / 3] * 3 + w % 3;
+    const V *q = qkv + pw * H, *din = dQKV + pw * H;
+    V *d = out + w * H;
+    const double norm = qkvn[w], c = w % 3 == 0 ? g.scaling : 1.0;
+    if (g.normalize && norm > NORM_EPS) {
+        double dot = 0.0;
+        for (int h = lane; h < H; h += 32) {
+            dot += (double)q[h] * (double)din[h];
+        }
+        dot = warp_sum(dot) / c; /* u . g, u = x / |x| */
+        for (int h = lane; h < H; h += 32) {
+            d[h] = c * ((double)din[h] - (double)q[h] / c * dot) / norm;
+        }
+    } else {
+        for (int h = lane; h < H; h += 32) {
+            d[h] = (double)din[h] * (c / norm);
+        }
+    }
+}
+
+/* Strip mode, one compacted row per warp: dE/dg_s = dE/dG0 (1 + gate w), in place; smooth:
+ * dE/d sw += dE/dG0 . (g_s gate) (dpa1.c hmd_dpa1_backward), into the padded dsw. */
+template <typename V>
+__global__ void k_strip_backward(dpa1_model g, const int *count, const int *crow, const int *type,
+                                 const int *tj, const double *sw, const V *gs, V *dG, double *dsw)
+{
+    const size_t r = warp_row();
+    if (r >= (size_t)*count) {
+        return;
+    }
+    const int lane = threadIdx.x % 32, M = g.M;
+    const size_t pr = (size_t)crow[r];
+    const double *gate = gate_row(g, type[pr / g.nnei], tj[r]);
+    const double w = g.smooth ? sw[pr] : 1.0;
+    double acc = 0.0;
+    for (int a = lane; a < M; a += 32) {
+        const double d = dG[r * M + a];
+        acc += d * (double)gs[r * M + a] * gate[a];
+        dG[r * M + a] = d * (gate[a] * w + 1.0);
+    }
+    acc = warp_sum(acc);
+    if (g.smooth && lane == 0) {
+        dsw[pr] += acc;
+    }
+}
+
+/* Compressed embedding, one compacted row per warp: dE/dR0 = dE/dg . dg/dR0. */
+template <typename V>
+__global__ void k_table_backward(const int *count, int M, const V *dg, const V *dydx, V *dr0)
+{
+    const size_t r = warp_row();
+    if (r >= (size_t)*count) {
+        return;
+    }
+    double acc = 0.0;
+    for (int a = threadIdx.x % 32; a < M; a += 32) {
+        acc += (double)dg[r * M + a] * (double)dydx[r * M + a];
+    }
+    acc = warp_sum(acc);
+    if (threadIdx.x % 32 == 0) {
+        dr0[r] = acc;
+    }
+}
+
+/* Atom i = block, its live neighbours over the threads (dpa1.c hmd_dpa1_backward, then
+ * dp_eval.c scatter_pass): dE/dR = dR + dE/dR0 (dr0 [crows], `dr0_stride` apart) + the rhat
+ * term, then dE/dd_ij through the normalisation, the Jacobian and the switch; forces by atomics,
+ * the virial of centres i < ncount. */
+template <typename V>
+__global__ void k_force(dpa1_model g, int ncount, const double *x, const int *type,
+                        const int *nlive, const int *off, const int *livej, const int *nbr,
+                        const double *dRin, const V *dr0, int dr0_stride, const double *rhat,
+                        const double *unorm, const double *drhat, const double *dsw, double *f,
+                        double *virial)
+{
+    __shared__ double vir[9];
+    const int i = blockIdx.x, ti = type[i], nnei = g.nnei;
+    const bool counted = i < ncount;
+    if (threadIdx.x < 9) {
+        vir[threadIdx.x] = 0.0;
+    }
+    __syncthreads();
+    double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int k = threadIdx.x; k < nlive[i]; k += blockDim.x) {
+        const size_t e = (size_t)i * nnei + k;
+        const int j = livej[e]; /* the neighbour's rank, which its statistics follow */
+        double dR[4];
+        for (int c = 0; c < 4; c++) {
+            dR[c] = dRin[4 * e + c];
+        }
+        dR[0] += dr0[((size_t)off[i] + k) * dr0_stride];
+        if (g.dotr) {
+            /* rhat = u / max(|u|, eps), u = R[1:4] */
+            const double *rh = rhat + 3 * e, *drh = drhat + 3 * e;
+            const double un = unorm[e];
+            if (un > NORM_EPS) {
+                const double dot =
+                    __dadd_rn(__dadd_rn(__dmul_rn(rh[0], drh[0]), __dmul_rn(rh[1], drh[1])),
+                              __dmul_rn(rh[2], drh[2]));
+                for (int c = 0; c < 3; c++) {
+                    dR[1 + c] += __dadd_rn(drh[c], -__dmul_rn(rh[c], dot)) / un;
+                }
+            } else {
+                for (int c = 0; c < 3; c++) {
+                    dR[1 + c] += drh[c] / NORM_EPS;
+                }
+            }
+        }
+        const int nb = nbr[e];
+        double d[3], raw[4], jac[4][3], s, ds;
+        for (int q = 0; q < 3; q++) {
+            d[q] = x[3 * nb + q] - x[3 * i + q];
+        }
+        env_row_rn(d, g.rcut_smth, g.rcut, g.protection, raw, jac);
+        const double rr = norm_rn(d);
+        env_switch_rn(rr, g.rcut_smth, g.rcut, &s, &ds);
+        const double *std = g.dstd + ((size_t)ti * nnei + j) * 4;
+        double gr[3];
+        for (int q = 0; q < 3; q++) {
+            double v = __dmul_rn(__dmul_rn(dsw[e], ds), d[q]) / rr;
+            for (int c = 0; c < 4; c++) {
+                v = __dadd_rn(v, __dmul_rn(dR[c] / std[c], jac[c][q]));
+            }
+            gr[q] = v;
+            atomicAdd(&f[3 * nb + q], -v);
+            atomicAdd(&f[3 * i + q], v);
+        }
+        for (int a = 0; a < 3 && counted; a++) {
+            for (int b = 0; b < 3; b++) {
+                w[3 * a + b] = __dadd_rn(w[3 * a + b], -__dmul_rn(gr[a], d[b]));
+            }
+        }
+    }
+    for (int q = 0; q < 9 && counted; q++) {
+        atomicAdd(&vir[q], w[q]);
+    }
+    __syncthreads();
+    if (counted && threadIdx.x < 9) {
+        atomicAdd(&virial[threadIdx.x], vir[threadIdx.x]);
+    }
+}
+
+} // namespace
+
+#endif /* HMD_CUDA_DPA1_BACKWARD_CUH */
