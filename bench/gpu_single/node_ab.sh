@@ -1,0 +1,77 @@
+#!/bin/bash
+# Before and after in one GPU call: the working tree against an earlier commit, the same cases
+# run by both builds on the same node, so that a change is measured without the spread between
+# calls (about 2%). Two steps:
+#   on the build machine:  bash bench/gpu_single/node_ab.sh prepare REV
+#       writes the sources of REV (no test data, examples or docs) to ab_base/, which travels
+#       with the working tree (remove it afterwards);
+#   on the node (carrying .gpudeps/usr):  bash bench/gpu_single/node_ab.sh run
+#       builds both (build-gpu/ and ab_base/build-gpu/), runs every case with each, and writes
+#       $OUT/ab.json (ms/step, GPU bytes per atom, the last step's energy) and a table.
+# CASES: lines "name model conf steps [setting=value ...]" (default: the 1.67M DPA-1 on 1,536
+# water atoms in double and in mixed precision, 120 steps); AB_ENV: environment settings for the
+# new build only (for example HALOMD_TRY_MIXED_SWITCHES=1).
+set -uo pipefail
+case ${1:-} in
+  prepare)
+    rev=${2:?usage: node_ab.sh prepare REV}
+    rm -rf ab_base && mkdir ab_base
+    git archive "$rev" | tar -x -C ab_base --exclude=tests/data --exclude=examples --exclude=docs \
+      --exclude=bench/results
+    git rev-parse --short "$rev" > ab_base/REV
+    echo "ab_base/: $(cat ab_base/REV)"
+    exit 0
+    ;;
+  run) ;;
+  *) echo "usage: node_ab.sh prepare REV | run" >&2; exit 64 ;;
+esac
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
+export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+[ -d ab_base ] || { echo "no ab_base/: run 'node_ab.sh prepare REV' on the build machine" >&2; exit 66; }
+bash bench/gpu_single/node_build.sh > "$OUT/build_new.txt" 2>&1 || { tail -20 "$OUT/build_new.txt"; exit 1; }
+ln -sfn ../.gpudeps ab_base/.gpudeps
+(cd ab_base && bash bench/gpu_single/node_build.sh) > "$OUT/build_base.txt" 2>&1 ||
+  { tail -20 "$OUT/build_base.txt"; exit 1; }
+D=$PWD/tests/data/models W=$PWD/examples/water T=/tmp/halomd_ab
+mkdir -p $T
+CASES=${CASES:-"dpa1_double $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 120
+dpa1_mixed $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 120 precision=mixed"}
+while read -r name model conf steps settings; do
+  [ -n "$name" ] || continue
+  sets=()
+  for s in $settings; do sets+=(-set "$s"); done
+  for tree in new base; do
+    H=$PWD/build-gpu/halomd env=${AB_ENV:-}
+    [ $tree = base ] && H=$PWD/ab_base/build-gpu/halomd env=
+    (cd $T && env $env timeout 300 $H run -backend cuda -m "$model" -c "$conf" -nsteps "$steps" \
+       -deffnm ${tree}_$name -set nstlist=10 -set verlet-buffer=2 -set dt=0.0005 \
+       -set nstenergy="$steps" -set nstcalcenergy="$steps" -set nstlog=0 "${sets[@]}" \
+       > ${tree}_$name.out 2>&1) || echo "$tree $name: $(tail -2 $T/${tree}_$name.out)"
+  done
+done <<< "$CASES"
+python3 - "$T" "$OUT/ab.json" "$(cat ab_base/REV)" "${AB_ENV:-}" <<'PY'
+import csv, glob, json, os, sys, time
+t, out, base, env = sys.argv[1:5]
+rows = {}
+for f in sorted(glob.glob(os.path.join(t, "*.perf.json"))):
+    tree, name = os.path.basename(f)[:-len(".perf.json")].split("_", 1)
+    p = json.load(open(f))
+    with open(f[:-len(".perf.json")] + ".energy.csv") as e:
+        last = list(csv.DictReader(e))[-1]
+    rows.setdefault(name, {})[tree] = {
+        "ms_per_step": 1e3 * p["performance"]["wall_s"] / p["system"]["nsteps"],
+        "device_bytes_per_atom": p.get("backend", {}).get("device_bytes_per_atom"),
+        "steps": p["system"]["nsteps"], "last_step_pe_eV": float(last["pe_eV"]),
+        "commit": p["build"]["commit"]}
+rec = {"benchmark": "node_ab", "date": time.strftime("%Y-%m-%d"), "base": base, "new_env": env,
+       "command": "bash bench/gpu_single/node_ab.sh run", "cases": rows}
+json.dump(rec, open(out, "w"), indent=1)
+print(f"{'case':16s} {'base ms':>9s} {'new ms':>9s} {'new/base':>9s} {'dPE (eV)':>10s}")
+for name, r in rows.items():
+    if "base" in r and "new" in r:
+        b, n = r["base"], r["new"]
+        print(f"{name:16s} {b['ms_per_step']:9.3f} {n['ms_per_step']:9.3f} "
+              f"{n['ms_per_step'] / b['ms_per_step']:9.3f} {n['last_step_pe_eV'] - b['last_step_pe_eV']:10.2e}")
+PY
