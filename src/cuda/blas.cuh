@@ -1,6 +1,6 @@
 /* Matrix products through cuBLAS for the hosts of the CUDA kernels (dp_eval.cu, dpa1_eval.cu):
- * one call for single, strided-batched and pointer-array batched products, in double and in
- * fp32. */
+ * one call for single and strided-batched products, in double and in fp32, and pointer-array
+ * batched products in double. */
 #ifndef HMD_CUDA_BLAS_CUH
 #define HMD_CUDA_BLAS_CUH
 
@@ -47,15 +47,6 @@ inline cublasStatus_t hmd_blas_gemm_ptrs(cublasHandle_t h, cublasOperation_t ta,
                                          int ldb, double beta, double *const *C, int ldc, int batch)
 {
     return cublasDgemmBatched(h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc, batch);
-}
-
-/* The same in fp32. */
-inline cublasStatus_t hmd_blas_gemm_ptrs(cublasHandle_t h, cublasOperation_t ta,
-                                         cublasOperation_t tb, int m, int n, int k, float alpha,
-                                         const float *const *A, int lda, const float *const *B,
-                                         int ldb, float beta, float *const *C, int ldc, int batch)
-{
-    return cublasSgemmBatched(h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc, batch);
 }
 
 #endif /* HMD_CUDA_BLAS_CUH */

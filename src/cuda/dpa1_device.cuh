@@ -1,5 +1,5 @@
 /* DPA-1 on the GPU, device side shared by its kernels: the model and attention-layer views the
- * kernels take by value, the operand tables of T = G^T R, and device helpers (warp sums, the
+ * kernels take by value, and device helpers (warp sums, the
  * environment row and switch rounded as the CPU rounds them, the strip gate, the attention
  * multiplier). Part of dpa1_eval.cu's translation unit (only it and its dpa1_*.cuh include this
  * file), in an anonymous namespace as the rest of it. */
@@ -41,27 +41,6 @@ struct attn_layer {
     const float *w_in_f, *w_out_f; /* fp32 copies (precision = mixed), or NULL */
     const double *ln_w, *ln_b;     /* [M] */
     double ln_eps;
-};
-
-/* The per-centre operands of T = G^T R, whose G is compacted: tables of nlocal addresses each
- * (k_pointers). */
-enum {
-    PT_GD, /* G in double (compacted) */
-    PT_R,  /* R (padded) */
-    PT_T,  /* T */
-    PT_MAX
-};
-
-/* How k_pointers makes table t: centre i's operand at base + step * (compacted ? off[i] : i)
- * bytes. */
-struct pointer_rule {
-    const char *base;
-    size_t step;
-    bool compacted;
-};
-struct pointer_rules {
-    pointer_rule r[PT_MAX];
-    int n;
 };
 
 /* Sum of v over the warp, in every lane. */

@@ -94,12 +94,12 @@ template <typename V> struct scratch {
     V *G;          /* [crows][M] attention input, then the descriptor's G */
     double *Gd;    /* [crows][M] G in double for the contractions (G itself when V is double) */
     layer_keep<V> layer[HMD_CUDA_MAX_LAYERS];
-    double *T;        /* [cap][M][4] */
-    double *gamma;    /* [cap][M][4] dE/dT / nnei */
-    double *dR;       /* [rows][4] dE/dR through T (then the force kernel adds the rest) */
-    double *dsw;      /* [rows] dE/d sw */
-    double *drhat;    /* [rows][3] dE/d rhat */
-    const void **ptr; /* [PT_MAX][cap] operand tables of G^T R */
+    double *T;          /* [cap][M][4] */
+    double *gamma;      /* [cap][M][4] dE/dT / nnei */
+    double *dR;         /* [rows][4] dE/dR through T (then the force kernel adds the rest) */
+    double *dsw;        /* [rows] dE/d sw */
+    double *drhat;      /* [rows][3] dE/d rhat */
+    const double **ptr; /* [3][cap] the operands of G^T R (k_contraction_operands) */
     /* temporaries of one phase */
     V *dY, *dX;      /* [crows][M] */
     V *dO;           /* [rows][H] O (forward), dE/dO (backward) */
@@ -183,26 +183,16 @@ template <typename V> operand<V> single(const V *p, int ld)
     return operand<V>{p, ld, 0};
 }
 
-/* The operand table t of the batched products, as scalars V. */
-template <typename V> struct table {
-    V *const *p;
-};
-template <typename V, typename S> table<V> tab(const S &s, int cap, int t)
+/* T_i = G_i^T R_i (row-major, [M][4]) for the nlocal centres, from the operands that
+ * k_contraction_operands put in ptr, in double. */
+int contract_G_R(cublasHandle_t blas, const dpa1_model &g, int nlocal, int cap, const double **ptr)
 {
-    return table<V>{(V *const *)(s.ptr + (size_t)t * cap)};
-}
-
-/* Row-major C_i = op(A_i) op(B_i) for the `batch` centres, each matrix found in its table (as
- * gemm(), with beta = 0). */
-template <typename V>
-int gemm_centres(cublasHandle_t blas, const char *what, int batch, int m, int n, int k, bool ta,
-                 table<V> A, int lda, bool tb, table<V> B, int ldb, table<V> C, int ldc)
-{
+    /* cuBLAS is column-major: T_i^T = R_i^T G_i */
     const cublasStatus_t st =
-        hmd_blas_gemm_ptrs(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n,
-                           m, k, V(1), B.p, ldb, A.p, lda, V(0), C.p, ldc, batch);
+        hmd_blas_gemm_ptrs(blas, CUBLAS_OP_N, CUBLAS_OP_T, 4, g.M, g.nnei, 1.0, ptr + cap, 4, ptr,
+                           g.M, 0.0, (double *const *)(ptr + 2 * (size_t)cap), 4, nlocal);
     if (st != CUBLAS_STATUS_SUCCESS) {
-        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: DPA-1 %s failed (status %d)", what, (int)st);
+        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: DPA-1 G^T R failed (status %d)", (int)st);
     }
     return HMD_OK;
 }
@@ -238,18 +228,6 @@ int convert(cudaStream_t st, const hmd_live_rows &lr, int width, const From *in,
         HMD_CUDA_LAUNCHED("k_convert");
     }
     return HMD_OK;
-}
-
-/* How k_pointers fills the operand tables from the scratch s. */
-template <typename V> pointer_rules operand_rules(const hmd_cuda_dpa1 *a, const scratch<V> &s)
-{
-    const size_t n = (size_t)a->g.nnei, M = (size_t)a->g.M, d = sizeof(double);
-    pointer_rules r = {};
-    r.r[PT_GD] = pointer_rule{(const char *)s.Gd, M * d, true};
-    r.r[PT_R] = pointer_rule{(const char *)s.R, n * 4 * d, false};
-    r.r[PT_T] = pointer_rule{(const char *)s.T, M * 4 * d, false};
-    r.n = PT_MAX;
-    return r;
 }
 
 /* Takes 256-byte aligned arrays off a base pointer, or only counts them when base is NULL. */
@@ -306,7 +284,7 @@ template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *b
     s->dR = c.take<double>(rows * 4);
     s->dsw = c.take<double>(rows);
     s->drhat = c.take<double>(rows * 3);
-    s->ptr = c.take<const void *>(cap * PT_MAX);
+    s->ptr = c.take<const double *>(cap * 3);
     s->dY = c.take<V>(crows * M);
     s->dX = c.take<V>(crows * M);
     /* the attention temporaries and the embedding work are never live together */
@@ -741,10 +719,9 @@ int forward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloca
     HMD_CUDA_LAUNCHED("k_select");
     k_offsets<<<1, OFFSET_THREADS, 0, st>>>(nlocal, s.nlive, s.off, s.count);
     HMD_CUDA_LAUNCHED("k_offsets");
-    const pointer_rules rules = operand_rules(a, s);
-    k_pointers<<<dim3(blocks_for(nlocal), rules.n), THREADS, 0, st>>>(nlocal, cap, s.off, rules,
-                                                                      s.ptr);
-    HMD_CUDA_LAUNCHED("k_pointers");
+    k_contraction_operands<<<blocks_for(nlocal), THREADS, 0, st>>>(g, nlocal, cap, s.off, s.Gd, s.R,
+                                                                   s.T, s.ptr);
+    HMD_CUDA_LAUNCHED("k_contraction_operands");
     k_env<<<blocks_for(rows), THREADS, 0, st>>>(g, rows, d_x, d_type, s.slots, s.livej, s.nlive,
                                                 s.off, s.live, s.nbr, s.crow, s.tj, s.R, s.sw,
                                                 s.rhat, s.unorm, s.e[0]);
@@ -757,9 +734,7 @@ int forward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloca
     /* per atom: sum_j G_j (x) R_j = G^T R, in double */
     rc = rc ? rc : convert(st, a->lr, M, s.G, s.Gd);
     if (!rc) {
-        rc = gemm_centres<double>(blas, "G^T R", nlocal, M, 4, n, true, tab<double>(s, cap, PT_GD),
-                                  M, false, tab<double>(s, cap, PT_R), 4, tab<double>(s, cap, PT_T),
-                                  4);
+        rc = contract_G_R(blas, g, nlocal, cap, s.ptr);
     }
     if (rc) {
         return rc;
@@ -779,7 +754,7 @@ int backward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloc
     const scratch<V> &s = scratch_of(a, V());
     const int n = g.nnei, M = g.M;
     const size_t rows = (size_t)nlocal * n;
-    int rc = hmd_live_rows_begin(&a->lr, st, s.count, rows, !a->mixed, a->pinned);
+    int rc = hmd_live_rows_resume(&a->lr, st, a->pinned);
     if (rc) {
         return rc;
     }

@@ -7,8 +7,9 @@
  * Stream-ordered: forward and backward enqueue kernels and cuBLAS calls on the given stream (no
  * allocation unless nlocal exceeds every earlier call), so the caller may capture them in a CUDA
  * graph once the scratch is large enough. Their matrix products cover only the live neighbour
- * rows, whose number the device counts: called eagerly, each waits once for that count (4
- * bytes); under capture, the products become switch nodes over size buckets (live_rows.cuh).
+ * rows, whose number the device counts: called eagerly, forward waits once for that count (4
+ * bytes), which its backward reuses; under capture, the products become switch nodes over size
+ * buckets (live_rows.cuh).
  * The cuBLAS handle keeps the workspace given at create time (cuBLAS may not allocate inside a
  * switch node).
  */

@@ -114,14 +114,18 @@ __global__ void k_offsets(int nlocal, const int *nlive, int *off, int *count)
     }
 }
 
-/* Table t = blockIdx.y of the batched products' operands: entry i < nlocal by rules.r[t]. */
-__global__ void k_pointers(int nlocal, int cap, const int *off, pointer_rules rules,
-                           const void **out)
+/* The operands of T_i = G_i^T R_i for centre i = thread, as the pointer-array product takes
+ * them: G from the centre's first compacted row, R and T at its padded places, into ptr[i],
+ * ptr[cap + i] and ptr[2 cap + i]. */
+__global__ void k_contraction_operands(dpa1_model g, int nlocal, int cap, const int *off,
+                                       const double *Gd, const double *R, double *T,
+                                       const double **ptr)
 {
-    const int i = (int)thread_index(), t = blockIdx.y;
-    if (i < nlocal && t < rules.n) {
-        const pointer_rule &r = rules.r[t];
-        out[(size_t)t * cap + i] = r.base + r.step * (size_t)(r.compacted ? off[i] : i);
+    const int i = (int)thread_index();
+    if (i < nlocal) {
+        ptr[i] = Gd + (size_t)off[i] * g.M;
+        ptr[cap + i] = R + (size_t)i * g.nnei * 4;
+        ptr[2 * (size_t)cap + i] = T + (size_t)i * g.M * 4;
     }
 }
 

@@ -81,6 +81,19 @@ inline int hmd_live_rows_begin(hmd_live_rows *lr, cudaStream_t st, const int *co
     return HMD_OK;
 }
 
+/* lr again for the backward pass of the evaluation that began it: the count eagerly read then
+ * still holds, so it is read again only if the stream's capture state changed since. Returns
+ * HMD_OK or HMD_ESOFTWARE. */
+inline int hmd_live_rows_resume(hmd_live_rows *lr, cudaStream_t st, int *pinned)
+{
+    cudaStreamCaptureStatus status;
+    HMD_CUDA_CHECK(cudaStreamIsCapturing(st, &status));
+    const bool captured = status == cudaStreamCaptureStatusActive;
+    return captured == lr->captured
+               ? HMD_OK
+               : hmd_live_rows_begin(lr, st, lr->count, lr->full, lr->switches, pinned);
+}
+
 /* Runs product(m) (cuBLAS calls on `blas`, whose stream is st) over the live rows: once with
  * m = the count when eager, else as a kernel that picks the bucket, then a switch node on st
  * whose bodies, captured through the stream `side`, hold product(bucket rows); the handle keeps
