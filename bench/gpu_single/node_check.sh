@@ -1,6 +1,6 @@
 #!/bin/bash
 # One call on a GPU node: build (node_build.sh), the gpu-labelled tests, compute-sanitizer
-# memcheck and racecheck on a small evaluation, and a quick timing table of MD on the GPU.
+# memcheck and racecheck (node_sanitize.sh), and a quick timing table of MD on the GPU.
 # Logs go to $OUT (or ./out). Usage, from the repository root: bash bench/gpu_single/node_check.sh
 set -uo pipefail
 OUT=${OUT:-out}
@@ -12,18 +12,7 @@ bash bench/gpu_single/node_build.sh || exit 1
 H=$PWD/build-gpu/halomd D=$PWD/tests/data
 (cd build-gpu && ctest -L gpu --output-on-failure -V > "$OUT/gpu_tests.log" 2>&1)
 grep -E "^[0-9]+: (ok|FAIL)|random seed|tests passed|Failed|Skipped" "$OUT/gpu_tests.log" | cut -c1-150
-mkdir -p /tmp/hs
-for tool in memcheck racecheck; do
-  compute-sanitizer --tool $tool --error-exitcode 9 $H eval -backend cuda \
-    -m $D/models/se_e2_a_water_one_side.dp -c $D/structures/water_96_small.xyz -o /dev/null \
-    > "$OUT/sanitizer_$tool.log" 2>&1
-  echo "compute-sanitizer $tool eval: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_$tool.log") clean summary)"
-  (cd /tmp/hs && compute-sanitizer --tool $tool --error-exitcode 9 $H run -backend cuda \
-    -m $D/models/se_e2_a_water_one_side.dp -c $D/structures/water_96_small.xyz -nsteps 12 \
-    -deffnm s$tool -set verlet-buffer=0.05 -set tcoupl=v-rescale -set ref-t=300 -set nstcomm=3 \
-    > "$OUT/sanitizer_md_$tool.log" 2>&1)
-  echo "compute-sanitizer $tool run: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_md_$tool.log") clean summary)"
-done
+bash bench/gpu_single/node_sanitize.sh
 W=$PWD/examples/water M=$PWD/examples/water/water.dp
 mkdir -p /tmp/hq && cd /tmp/hq
 printf "%-28s %10s %14s\n" case "s/step" "atom-steps/s"

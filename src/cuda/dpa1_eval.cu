@@ -47,6 +47,8 @@
 #include "cuda/live_rows.cuh"
 
 #include <algorithm>
+#include <stdlib.h>
+#include <string.h>
 #include <type_traits>
 #include <vector>
 
@@ -56,6 +58,14 @@ extern "C" {
 
 namespace
 {
+
+/* Under capture, the products over the live rows go into switch nodes (live_rows.cuh) unless
+ * HALOMD_GPU_SWITCHES=0, which runs them over every row (to tell the two apart). */
+bool switches_setting()
+{
+    const char *v = getenv("HALOMD_GPU_SWITCHES");
+    return !(v && !strcmp(v, "0"));
+}
 
 constexpr size_t SELECT_SMEM = 49152; /* dynamic shared memory a kernel gets without opting in */
 
@@ -117,6 +127,7 @@ template <typename V> struct scratch {
 struct hmd_cuda_dpa1 {
     dpa1_model g;                   /* kernel argument; arrays in `weights` */
     bool mixed;                     /* precision = mixed: network arrays in fp32 (sf) */
+    bool switches;                  /* products over the live rows in switch nodes under capture */
     hmd_cuda_net emb;               /* the embedding net (unless compressed) */
     std::vector<attn_layer> layers; /* [nlayers] */
     int nlayers;
@@ -726,7 +737,7 @@ int forward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloca
                                                 s.off, s.live, s.nbr, s.crow, s.tj, s.R, s.sw,
                                                 s.rhat, s.unorm, s.e[0]);
     HMD_CUDA_LAUNCHED("k_env");
-    int rc = hmd_live_rows_begin(&a->lr, st, s.count, rows, !a->mixed, a->pinned);
+    int rc = hmd_live_rows_begin(&a->lr, st, s.count, rows, a->switches, a->pinned);
     rc = rc ? rc : embedding_forward<V>(a, st, blas, rows, d_type);
     for (int l = 0; l < a->nlayers && !rc; l++) {
         rc = attention_forward<V>(a, st, blas, nlocal, l);
@@ -806,6 +817,7 @@ int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m, bool mixed,
     hmd_cuda_dpa1 *a = new hmd_cuda_dpa1();
     a->select_smem = SELECT_SMEM;
     a->mixed = mixed;
+    a->switches = switches_setting();
     a->blas_ws = blas_ws;
     a->blas_ws_bytes = blas_ws_bytes;
     int rc = upload_model(a, m);

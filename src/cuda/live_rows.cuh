@@ -56,10 +56,8 @@ __global__ void hmd_live_pick_bucket(cudaGraphConditionalHandle h, const int *co
 
 /* Prepares lr for the work that follows on st, once the kernel that writes *count is enqueued:
  * eagerly, reads the count through `pinned` (host memory of one int). Under capture, products
- * become switch nodes when `switches`, else they run over all `full` rows (DPA-1 in fp32: with
- * SGEMMs in switch bodies cudaGraphInstantiate failed with "invalid argument", CUDA 13.0 on an
- * H200, at a time when the handle lost its workspace at every cublasSetStream). Returns HMD_OK
- * or HMD_ESOFTWARE. */
+ * become switch nodes when `switches`, else they run over all `full` rows. Returns HMD_OK or
+ * HMD_ESOFTWARE. */
 inline int hmd_live_rows_begin(hmd_live_rows *lr, cudaStream_t st, const int *count, size_t full,
                                bool switches, int *pinned)
 {

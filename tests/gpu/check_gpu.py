@@ -338,6 +338,8 @@ def mdtwin(halomd, data, work):
                                  "ref-t=250", "ld-seed=9", "comm-mode=linear", "nstcomm=7"]),
         "compressed": (water, ["verlet-buffer=0.3", "model-compress=yes"]),
         "dpa1": (f"{data}/models/se_atten_v2_small.dp", ["verlet-buffer=0.3"]),
+        "dpa1_no_switches": (f"{data}/models/se_atten_v2_small.dp", ["verlet-buffer=0.3"],
+                             {"HALOMD_GPU_SWITCHES": "0"}),
         "chunked": (water, ["verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05", "ref-t=300",
                             "ld-seed=4"], {"HALOMD_GPU_CHUNK_ROWS": "10"}),
         "per_centre": (water, ["verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05",
