@@ -8,9 +8,10 @@
 #   on the node (carrying .gpudeps/usr):  bash bench/gpu_single/node_ab.sh run
 #       builds both (build-gpu/ and ab_base/build-gpu/), runs every case with each, and writes
 #       $OUT/ab.json (ms/step, GPU bytes per atom, the last step's energy) and a table.
-# CASES: lines "name model conf steps [setting=value ...]" (default: the 1.67M DPA-1 on 1,536
-# water atoms in double and in mixed precision, 120 steps); AB_ENV: environment settings for the
-# new build only (for example HALOMD_TRY_MIXED_SWITCHES=1).
+# CASES: lines "name model conf steps [setting=value ...] [env:NAME=value ...]" (default: the
+# 1.67M DPA-1 on 1,536 water atoms in double and in mixed precision, 120 steps); env: items and
+# AB_ENV (for every case) set the environment of the new build's run only (for example
+# env:HALOMD_GPU_TF32X3=0, to time a variant that a setting turns off).
 set -uo pipefail
 case ${1:-} in
   prepare)
@@ -40,10 +41,12 @@ CASES=${CASES:-"dpa1_double $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 120
 dpa1_mixed $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 120 precision=mixed"}
 while read -r name model conf steps settings; do
   [ -n "$name" ] || continue
-  sets=()
-  for s in $settings; do sets+=(-set "$s"); done
+  sets=() envs=${AB_ENV:-}
+  for s in $settings; do
+    case $s in env:*) envs="$envs ${s#env:}" ;; *) sets+=(-set "$s") ;; esac
+  done
   for tree in new base; do
-    H=$PWD/build-gpu/halomd env=${AB_ENV:-}
+    H=$PWD/build-gpu/halomd env=$envs
     [ $tree = base ] && H=$PWD/ab_base/build-gpu/halomd env=
     (cd $T && env $env timeout 300 $H run -backend cuda -m "$model" -c "$conf" -nsteps "$steps" \
        -deffnm ${tree}_$name -set nstlist=10 -set verlet-buffer=2 -set dt=0.0005 \
@@ -51,9 +54,9 @@ while read -r name model conf steps settings; do
        > ${tree}_$name.out 2>&1) || echo "$tree $name: $(tail -2 $T/${tree}_$name.out)"
   done
 done <<< "$CASES"
-python3 - "$T" "$OUT/ab.json" "$(cat ab_base/REV)" "${AB_ENV:-}" <<'PY'
+python3 - "$T" "$OUT/ab.json" "$(cat ab_base/REV)" "${AB_ENV:-}" "$CASES" <<'PY'
 import csv, glob, json, os, sys, time
-t, out, base, env = sys.argv[1:5]
+t, out, base, env, spec = sys.argv[1:6]
 rows = {}
 for f in sorted(glob.glob(os.path.join(t, "*.perf.json"))):
     tree, name = os.path.basename(f)[:-len(".perf.json")].split("_", 1)
@@ -66,6 +69,7 @@ for f in sorted(glob.glob(os.path.join(t, "*.perf.json"))):
         "steps": p["system"]["nsteps"], "last_step_pe_eV": float(last["pe_eV"]),
         "commit": p["build"]["commit"]}
 rec = {"benchmark": "node_ab", "date": time.strftime("%Y-%m-%d"), "base": base, "new_env": env,
+       "cases_spec": spec.splitlines(),
        "command": "bash bench/gpu_single/node_ab.sh run", "cases": rows}
 json.dump(rec, open(out, "w"), indent=1)
 print(f"{'case':16s} {'base ms':>9s} {'new ms':>9s} {'new/base':>9s} {'dPE (eV)':>10s}")
