@@ -9,8 +9,10 @@
  * water box. It answers whether products over fewer slots per centre (centres grouped by their
  * live count) can pay: the FLOPs of every shape fall as m^2, and the question is whether the
  * time does too. Prints ms (median of REPS) and TFLOP/s per case; writes the table as JSON to
- * argv[1]. Build and run on a GPU node: nvcc -O2 -arch=sm_90 -o /tmp/gemm_attn
- * bench/gpu_single/gemm_attn.cu -lcublas /tmp/gemm_attn out.json
+ * argv[1].
+ * Build and run on a GPU node:
+ *   nvcc -O2 -arch=sm_90 -o /tmp/gemm_attn bench/gpu_single/gemm_attn.cu -lcublas
+ *   /tmp/gemm_attn out.json
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
