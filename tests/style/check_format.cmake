@@ -1,8 +1,8 @@
 # Script mode: every C and CUDA source and header is formatted as .clang-format says.
 # Variables: SRC (repository root), CLANG_FORMAT.
 file(GLOB_RECURSE files ${SRC}/src/*.c ${SRC}/src/*.h ${SRC}/src/*.cu ${SRC}/src/*.cuh
-     ${SRC}/tests/unit/*.c ${SRC}/tests/unit/*.h
-     ${SRC}/bench/*.c)
+     ${SRC}/tests/unit/*.c ${SRC}/tests/unit/*.h ${SRC}/tests/unit/*.cu
+     ${SRC}/bench/*.c ${SRC}/bench/*.cu)
 set(bad "")
 foreach(f ${files})
   execute_process(COMMAND ${CLANG_FORMAT} --dry-run --Werror ${f}
