@@ -11,11 +11,13 @@
  * time does too. Prints ms (median of REPS) and TFLOP/s per case; writes the table as JSON to
  * argv[1].
  * Build and run on a GPU node:
- *   nvcc -O2 -arch=sm_90 -o /tmp/gemm_attn bench/gpu_single/gemm_attn.cu -lcublas
+ *   nvcc -O2 -arch=sm_90 -Isrc -o /tmp/gemm_attn bench/gpu_single/gemm_attn.cu -lcublas
  *   /tmp/gemm_attn out.json
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include "cuda/blas.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -44,32 +46,14 @@ template <typename T> __global__ void k_fill(size_t n, T *x)
     }
 }
 
-cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, const double *A, int lda, long long sa, const double *B, int ldb,
-                    long long sb, double *C, int ldc, long long sc)
-{
-    const double one = 1.0, zero = 0.0;
-    return cublasDgemmStridedBatched(h, ta, tb, m, n, k, &one, A, lda, sa, B, ldb, sb, &zero, C,
-                                     ldc, sc, BATCH);
-}
-
-cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, const float *A, int lda, long long sa, const float *B, int ldb,
-                    long long sb, float *C, int ldc, long long sc)
-{
-    const float one = 1.0f, zero = 0.0f;
-    return cublasSgemmStridedBatched(h, ta, tb, m, n, k, &one, A, lda, sa, B, ldb, sb, &zero, C,
-                                     ldc, sc, BATCH);
-}
-
 /* Row-major C = op(A) op(B) as dpa1_eval.cu's gemm() asks cuBLAS for it (C^T = op(B)^T op(A)^T):
  * op(A) m x k, op(B) k x n. */
 template <typename T>
 void row_major(cublasHandle_t h, int m, int n, int k, bool ta, const T *A, int lda, long long sa,
                bool tb, const T *B, int ldb, long long sb, T *C, int ldc, long long sc)
 {
-    CHECK(gemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, B, ldb,
-               sb, A, lda, sa, C, ldc, sc));
+    CHECK(hmd_blas_gemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                        T(1), B, ldb, sb, A, lda, sa, T(0), C, ldc, sc, BATCH));
 }
 
 struct result {

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <vector>
 
@@ -33,6 +35,14 @@ extern "C" {
 
 /* After a kernel launch: the launch error, if any. */
 #define HMD_CUDA_LAUNCHED(name) HMD_CUDA_CHECK(cudaGetLastError())
+
+/* Whether the environment variable `name` turns a GPU path that is on by default off: set to
+ * "0". */
+inline bool hmd_cuda_setting_off(const char *name)
+{
+    const char *v = getenv(name);
+    return v && !strcmp(v, "0");
+}
 
 /* One step of an append by a whole warp (all 32 lanes call it): the lanes with `keep` set take
  * the places *n, *n + 1, ... in lane order; returns this lane's place (meaningful when keep) and

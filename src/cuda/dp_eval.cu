@@ -103,8 +103,7 @@ int slot_warps_setting()
  * kernels). */
 bool slots_setting()
 {
-    const char *v = getenv("HALOMD_SE_SLOTS");
-    return !(v && !strcmp(v, "0"));
+    return !hmd_cuda_setting_off("HALOMD_SE_SLOTS");
 }
 
 /* What turns a fitting output into an atomic energy (dp_eval.c atomic_energies). */

@@ -47,8 +47,6 @@
 #include "cuda/live_rows.cuh"
 
 #include <algorithm>
-#include <stdlib.h>
-#include <string.h>
 #include <type_traits>
 #include <vector>
 
@@ -63,8 +61,7 @@ namespace
  * HALOMD_GPU_SWITCHES=0, which runs them over every row (to tell the two apart). */
 bool switches_setting()
 {
-    const char *v = getenv("HALOMD_GPU_SWITCHES");
-    return !(v && !strcmp(v, "0"));
+    return !hmd_cuda_setting_off("HALOMD_GPU_SWITCHES");
 }
 
 constexpr size_t SELECT_SMEM = 49152; /* dynamic shared memory a kernel gets without opting in */
