@@ -55,6 +55,45 @@ __device__ inline int hmd_warp_append(bool keep, int *n)
     return at;
 }
 
+/* The first step of DeePMD-kit's neighbour selection (dp_eval.c format_neighbors) for centre i,
+ * by the calling block: the first min(count, cap) entries of its list (nl_index, cap per atom)
+ * that lie within rc2 of it and whose type pair is not excluded (pair_exclude, ntypes^2) go into
+ * r2 (squared distance) and jj (index), in shared memory, in any order; out[0..nnei) is set to
+ * -1. r^2 is rounded as the CPU rounds it (no fused multiply-add), so that ties and the cut-off
+ * agree with it. *n (shared) counts the candidates; returns it, after a __syncthreads. */
+__device__ inline int hmd_select_candidates(int i, const double *x, const int *type,
+                                            const int *nl_index, int count, int cap, double rc2,
+                                            const unsigned char *pair_exclude, int ntypes, int nnei,
+                                            int *out, double *r2, int *jj, int *n)
+{
+    const int ti = type[i];
+    if (threadIdx.x == 0) {
+        *n = 0;
+    }
+    for (int j = threadIdx.x; j < nnei; j += blockDim.x) {
+        out[j] = -1;
+    }
+    __syncthreads();
+    count = min(count, cap);
+    for (int k = threadIdx.x; k < count; k += blockDim.x) {
+        const int j = nl_index[(size_t)i * cap + k];
+        if (pair_exclude[ti * ntypes + type[j]]) {
+            continue;
+        }
+        const double dx = x[3 * j] - x[3 * i], dy = x[3 * j + 1] - x[3 * i + 1],
+                     dz = x[3 * j + 2] - x[3 * i + 2];
+        const double d2 =
+            __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
+        if (d2 <= rc2) {
+            const int p = atomicAdd(n, 1);
+            r2[p] = d2;
+            jj[p] = j;
+        }
+    }
+    __syncthreads();
+    return *n;
+}
+
 enum {
     HMD_CUDA_MAX_TYPES = 8,  /* types a GPU model may have */
     HMD_CUDA_MAX_LAYERS = 8, /* layers of a network on the GPU */

@@ -24,34 +24,9 @@ __global__ void k_select(dpa1_model g, const double *x, const int *type, const i
     double *r2 = sh;
     int *jj = (int *)(r2 + cap), *counts = jj + cap; /* counts: candidates */
     const int i = blockIdx.x, ti = type[i], nnei = g.nnei;
-    const double rc2 = g.rcut * g.rcut;
     int *out = slots + (size_t)i * nnei;
-    if (threadIdx.x == 0) {
-        counts[0] = 0;
-    }
-    for (int j = threadIdx.x; j < nnei; j += blockDim.x) {
-        out[j] = -1;
-    }
-    __syncthreads();
-    const int count = min(nl_count[i], cap);
-    for (int k = threadIdx.x; k < count; k += blockDim.x) {
-        const int j = nl_index[(size_t)i * cap + k];
-        if (g.pair_exclude[ti * g.ntypes + type[j]]) {
-            continue;
-        }
-        const double dx = x[3 * j] - x[3 * i], dy = x[3 * j + 1] - x[3 * i + 1],
-                     dz = x[3 * j + 2] - x[3 * i + 2];
-        /* no fused multiply-add: the same r^2 as the CPU, so ties and the cut-off agree */
-        const double d2 =
-            __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
-        if (d2 <= rc2) {
-            const int p = atomicAdd(&counts[0], 1);
-            r2[p] = d2;
-            jj[p] = j;
-        }
-    }
-    __syncthreads();
-    const int n = counts[0];
+    const int n = hmd_select_candidates(i, x, type, nl_index, nl_count[i], cap, g.rcut * g.rcut,
+                                        g.pair_exclude, g.ntypes, nnei, out, r2, jj, counts);
     for (int k = threadIdx.x; k < n; k += blockDim.x) {
         const double a = r2[k];
         const int ja = jj[k];

@@ -23,33 +23,10 @@ __global__ void format_neighbors(const hmd_cuda_model *mp, const double *x, cons
     extern __shared__ double sh[];
     double *r2 = sh;
     int *jj = (int *)(r2 + cap), *n_in = jj + cap;
-    const int i = idx[blockIdx.x], ti = type[i], nnei = m.nnei;
-    const double rc2 = m.rcut * m.rcut;
+    const int i = idx[blockIdx.x], nnei = m.nnei;
     int *out = slots + (size_t)blockIdx.x * nnei;
-    if (threadIdx.x == 0) {
-        *n_in = 0;
-    }
-    for (int j = threadIdx.x; j < nnei; j += blockDim.x) {
-        out[j] = -1;
-    }
-    __syncthreads();
-    const int count = nl_count[i];
-    for (int k = threadIdx.x; k < count; k += blockDim.x) {
-        const int j = nl_index[(size_t)i * cap + k];
-        if (m.pair_exclude[ti * m.ntypes + type[j]]) {
-            continue;
-        }
-        const double dx = x[3 * j] - x[3 * i], dy = x[3 * j + 1] - x[3 * i + 1],
-                     dz = x[3 * j + 2] - x[3 * i + 2];
-        const double d2 = dx * dx + dy * dy + dz * dz;
-        if (d2 <= rc2) {
-            const int p = atomicAdd(n_in, 1);
-            r2[p] = d2;
-            jj[p] = j;
-        }
-    }
-    __syncthreads();
-    const int n = *n_in;
+    const int n = hmd_select_candidates(i, x, type, nl_index, nl_count[i], cap, m.rcut * m.rcut,
+                                        m.pair_exclude, m.ntypes, nnei, out, r2, jj, n_in);
     for (int k = threadIdx.x; k < n; k += blockDim.x) {
         const double a = r2[k];
         const int ja = jj[k], ta = type[ja];
