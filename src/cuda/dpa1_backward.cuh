@@ -30,58 +30,55 @@ __global__ void k_convert(const int *count, int width, const From *in, To *out)
     }
 }
 
-/* dE/dG through T, per compacted row and column a: dY[a] = sum_c R[c] gamma_i[a][c] (R padded,
- * gamma of the row's centre). */
+/* Dynamic shared memory of k_grad_T: gamma of one centre. */
+constexpr size_t grad_T_smem(int M)
+{
+    return (size_t)M * 4 * sizeof(double);
+}
+
+/* dE/dT back to G and R, centre i = block (dpa1.c hmd_dpa1_backward). gamma[a][c] = dE/dT[a][c]
+ * / nnei (D[a][b] = T[a] . T[b], b < M2) goes into shared memory (grad_T_smem(M) bytes, column
+ * c at c M), and then, over the centre's live rows (compacted row off[i] + k is padded row
+ * i nnei + k): dE/dG = R gamma^T into the compacted dY, in V, and dE/dR through T = G gamma (G in
+ * double) into the padded dR. gamma thus never leaves the chip (read through the caches for
+ * every element, it moved four times the bytes of dY and of G). */
 template <typename V>
-__global__ void k_grad_G(dpa1_model g, const int *count, const int *crow, const double *R,
-                         const double *gamma, V *dY)
+__global__ void k_grad_T(dpa1_model g, const double *T, const double *dD, const int *off,
+                         const int *nlive, const double *R, const double *Gd, V *dY, double *dR)
 {
-    const size_t e = thread_index();
-    const int M = g.M;
-    if (e >= (size_t)*count * M) {
-        return;
-    }
-    const size_t pr = (size_t)crow[e / M];
-    const int a = (int)(e % M);
-    const double *r = R + 4 * pr, *gm = gamma + (pr / g.nnei * M + a) * 4;
-    dY[e] = r[0] * gm[0] + r[1] * gm[1] + r[2] * gm[2] + r[3] * gm[3];
-}
-
-/* dE/dR through T, one compacted row per warp: dR[c] = sum_a G[a] gamma_i[a][c], into the
- * padded dR. */
-__global__ void k_grad_R(dpa1_model g, const int *count, const int *crow, const double *Gd,
-                         const double *gamma, double *dR)
-{
-    const size_t c = warp_row();
-    if (c >= (size_t)*count) {
-        return;
-    }
-    const int lane = threadIdx.x % 32, M = g.M;
-    const size_t pr = (size_t)crow[c];
-    const double *G = Gd + c * M, *gm = gamma + pr / g.nnei * M * 4;
-    double acc[4] = {0, 0, 0, 0};
-    for (int a = lane; a < M; a += 32) {
-        for (int q = 0; q < 4; q++) {
-            acc[q] += G[a] * gm[4 * a + q];
-        }
-    }
-    for (int q = 0; q < 4; q++) {
-        acc[q] = warp_sum(acc[q]);
-    }
-    if (lane < 4) {
-        dR[4 * pr + lane] = acc[lane];
-    }
-}
-
-/* Atom i = block: gamma[a][c] = dE/dT[a][c] / nnei with D[a][b] = T[a] . T[b], b < M2 (dpa1.c
- * hmd_dpa1_backward). */
-__global__ void k_gamma(dpa1_model g, const double *T, const double *dD, double *gamma)
-{
-    const int i = blockIdx.x, M = g.M, M2 = g.M2;
+    extern __shared__ double gam[]; /* gamma, [4][M] */
+    const int i = blockIdx.x, M = g.M, M2 = g.M2, n = nlive[i];
     const double *Ti = T + (size_t)i * M * 4, *dDi = dD + (size_t)i * g.dim;
     for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
         const int a = e / 4, c = e % 4;
-        gamma[(size_t)i * M * 4 + e] = hmd_descriptor_grad_T(dDi, M2, Ti, M, M2, a, c) / g.nnei;
+        gam[c * M + a] = hmd_descriptor_grad_T(dDi, M2, Ti, M, M2, a, c) / g.nnei;
+    }
+    __syncthreads();
+    const size_t first = (size_t)off[i], pad = (size_t)i * g.nnei;
+    for (int e = threadIdx.x; e < n * M; e += blockDim.x) {
+        const int k = e / M, a = e % M;
+        const double *r = R + 4 * (pad + k);
+        dY[(first + k) * M + a] =
+            r[0] * gam[a] + r[1] * gam[M + a] + r[2] * gam[2 * M + a] + r[3] * gam[3 * M + a];
+    }
+    const int lane = threadIdx.x % 32;
+    for (int k = threadIdx.x / 32; k < n; k += blockDim.x / 32) { /* one row per warp */
+        const double *G = Gd + (first + k) * M;
+        double acc[4] = {0, 0, 0, 0};
+        for (int a = lane; a < M; a += 32) {
+            for (int c = 0; c < 4; c++) {
+                acc[c] += G[a] * gam[c * M + a];
+            }
+        }
+        for (int c = 0; c < 4; c++) {
+            acc[c] = warp_sum(acc[c]);
+        }
+        if (lane < 4) { /* (no dynamic index into acc: it would live in local memory) */
+            dR[4 * (pad + k) + lane] = lane == 0   ? acc[0]
+                                       : lane == 1 ? acc[1]
+                                       : lane == 2 ? acc[2]
+                                                   : acc[3];
+        }
     }
 }
 

@@ -102,7 +102,6 @@ template <typename V> struct scratch {
     double *Gd;    /* [crows][M] G in double for the contractions (G itself when V is double) */
     layer_keep<V> layer[HMD_CUDA_MAX_LAYERS];
     double *T;          /* [cap][M][4] */
-    double *gamma;      /* [cap][M][4] dE/dT / nnei */
     double *dR;         /* [rows][4] dE/dR through T (then the force kernel adds the rest) */
     double *dsw;        /* [rows] dE/d sw */
     double *drhat;      /* [rows][3] dE/d rhat */
@@ -288,7 +287,6 @@ template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *b
         k.sigma = c.take<double>(rows);
     }
     s->T = c.take<double>(cap * M * 4);
-    s->gamma = c.take<double>(cap * M * 4);
     s->dR = c.take<double>(rows * 4);
     s->dsw = c.take<double>(rows);
     s->drhat = c.take<double>(rows * 3);
@@ -442,6 +440,10 @@ int upload_model(hmd_cuda_dpa1 *a, const hmd_dp_model *m)
     }
     if (d->table && !d->strip) {
         return hmd_error_set(HMD_ENOTSUP, "GPU: a DPA-1 compression table in concat mode");
+    }
+    if (grad_T_smem(d->M) > SELECT_SMEM) {
+        return hmd_error_set(HMD_ENOTSUP, "GPU: DPA-1 embedding width %d (at most %d)", d->M,
+                             (int)(SELECT_SMEM / grad_T_smem(1)));
     }
     dpa1_model &g = a->g;
     g = dpa1_model{};
@@ -767,13 +769,10 @@ int backward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloc
         return rc;
     }
     const hmd_live_rows &lr = a->lr;
-    k_gamma<<<nlocal, THREADS, 0, st>>>(g, s.T, d_dD, s.gamma);
-    HMD_CUDA_LAUNCHED("k_gamma");
     /* per live row, in double: dE/dG = R gamma^T (into dY, in V), dE/dR (through T) = G gamma */
-    k_grad_G<<<blocks_for(lr.grid * M), THREADS, 0, st>>>(g, lr.count, s.crow, s.R, s.gamma, s.dY);
-    HMD_CUDA_LAUNCHED("k_grad_G");
-    k_grad_R<<<warp_blocks(lr.grid), THREADS, 0, st>>>(g, lr.count, s.crow, s.Gd, s.gamma, s.dR);
-    HMD_CUDA_LAUNCHED("k_grad_R");
+    k_grad_T<<<nlocal, THREADS, grad_T_smem(M), st>>>(g, s.T, d_dD, s.off, s.nlive, s.R, s.Gd, s.dY,
+                                                      s.dR);
+    HMD_CUDA_LAUNCHED("k_grad_T");
     k_fill<<<blocks_for(rows), THREADS, 0, st>>>(rows, 0.0, s.dsw);
     HMD_CUDA_LAUNCHED("k_fill");
     k_fill<<<blocks_for(rows * 3), THREADS, 0, st>>>(rows * 3, 0.0, s.drhat);
