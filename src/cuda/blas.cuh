@@ -1,6 +1,5 @@
 /* Matrix products through cuBLAS for the hosts of the CUDA kernels (dp_eval.cu, dpa1_eval.cu):
- * one call for single and strided-batched products, in double and in fp32, and pointer-array
- * batched products in double. */
+ * one call for single and strided-batched products, in double and in fp32. */
 #ifndef HMD_CUDA_BLAS_CUH
 #define HMD_CUDA_BLAS_CUH
 
@@ -37,16 +36,6 @@ inline cublasStatus_t hmd_blas_gemm(cublasHandle_t h, cublasOperation_t ta, cubl
     return batch == 1 ? cublasSgemm(h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc)
                       : cublasSgemmStridedBatched(h, ta, tb, m, n, k, &alpha, A, lda, sa, B, ldb,
                                                   sb, &beta, C, ldc, sc, batch);
-}
-
-/* C[i] = alpha op(A[i]) op(B[i]) + beta C[i] for i < batch, the matrices' addresses in device
- * arrays (cuBLAS's pointer-array batched product), in double. */
-inline cublasStatus_t hmd_blas_gemm_ptrs(cublasHandle_t h, cublasOperation_t ta,
-                                         cublasOperation_t tb, int m, int n, int k, double alpha,
-                                         const double *const *A, int lda, const double *const *B,
-                                         int ldb, double beta, double *const *C, int ldc, int batch)
-{
-    return cublasDgemmBatched(h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc, batch);
 }
 
 #endif /* HMD_CUDA_BLAS_CUH */

@@ -19,17 +19,6 @@ __global__ void k_fill(size_t n, double v, double *p)
     }
 }
 
-/* The first *count rows of `width` elements of in, converted into out (mixed precision: G to
- * double). */
-template <typename From, typename To>
-__global__ void k_convert(const int *count, int width, const From *in, To *out)
-{
-    const size_t e = thread_index();
-    if (e < (size_t)*count * width) {
-        out[e] = (To)in[e];
-    }
-}
-
 /* Dynamic shared memory of k_grad_T: gamma of one centre. */
 constexpr size_t grad_T_smem(int M)
 {
@@ -39,12 +28,12 @@ constexpr size_t grad_T_smem(int M)
 /* dE/dT back to G and R, centre i = block (dpa1.c hmd_dpa1_backward). gamma[a][c] = dE/dT[a][c]
  * / nnei (D[a][b] = T[a] . T[b], b < M2) goes into shared memory (grad_T_smem(M) bytes, column
  * c at c M), and then, over the centre's live rows (compacted row off[i] + k is padded row
- * i nnei + k): dE/dG = R gamma^T into the compacted dY, in V, and dE/dR through T = G gamma (G in
- * double) into the padded dR. gamma thus never leaves the chip (read through the caches for
- * every element, it moved four times the bytes of dY and of G). */
+ * i nnei + k): dE/dG = R gamma^T into the compacted dY, and dE/dR through T = G gamma into the
+ * padded dR (G and dY in V, sums in double). gamma thus never leaves the chip (read through the
+ * caches for every element, it moved four times the bytes of dY and of G). */
 template <typename V>
 __global__ void k_grad_T(dpa1_model g, const double *T, const double *dD, const int *off,
-                         const int *nlive, const double *R, const double *Gd, V *dY, double *dR)
+                         const int *nlive, const double *R, const V *G, V *dY, double *dR)
 {
     extern __shared__ double gam[]; /* gamma, [4][M] */
     const int i = blockIdx.x, M = g.M, M2 = g.M2, n = nlive[i];
@@ -63,11 +52,11 @@ __global__ void k_grad_T(dpa1_model g, const double *T, const double *dD, const 
     }
     const int lane = threadIdx.x % 32;
     for (int k = threadIdx.x / 32; k < n; k += blockDim.x / 32) { /* one row per warp */
-        const double *G = Gd + (first + k) * M;
+        const V *Gk = G + (first + k) * M;
         double acc[4] = {0, 0, 0, 0};
         for (int a = lane; a < M; a += 32) {
             for (int c = 0; c < 4; c++) {
-                acc[c] += G[a] * gam[c * M + a];
+                acc[c] += (double)Gk[a] * gam[c * M + a];
             }
         }
         for (int c = 0; c < 4; c++) {

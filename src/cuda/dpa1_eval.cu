@@ -5,8 +5,8 @@
  * layer-norm state and their gradients) are stored in a scalar V: double, or float with
  * precision = mixed, whose products are then cuBLAS SGEMMs (plain fp32) on fp32 copies of the
  * weights. Every kernel computes in double whatever it stores; the geometry (R, switch,
- * directions), the contractions T = G^T R and their gradients, forces and virial stay in double,
- * G being copied to double for them.
+ * directions), the contractions T = G^T R and their gradients (kernels that read G and write
+ * dE/dG in V and sum in double), forces and virial stay in double.
  *
  * Layout. A neighbour is `live` when it is real and not excluded. Like the CPU, each centre
  * atom keeps its live neighbours first, in the CPU's slot order (nearest first), and the arrays
@@ -22,15 +22,14 @@
  * The number of live rows is known only on the device, so the products over the compacted rows
  * are sized through live_rows.cuh (read by the host when eager, switch nodes over size buckets
  * inside a CUDA graph); the elementwise kernels between the layouts (q, k, v preparation, layer
- * norms) move the rows from one to the other. T = G^T R is a pointer-array batched GEMM over
- * nnei rows from each centre's first compacted row: the rows past its live ones belong to the
- * next centres (or are spare rows at the end) and meet R = 0. Rows the kernels never write are
- * read by products whose results there are never used or are multiplied by exact zeros, so they
- * must be finite: the scratch is zeroed when allocated, and from then on such rows only ever
- * receive products and sums of finite values. Masked slots are treated exactly as the CPU leaves
- * them out: no share of T, no attention row or column (A = A' = 0 there), and in smooth mode the
- * CPU's nmask * exp(-20 - max) term in the softmax denominator. Empty slots get their share of T
- * from the padding table (hmd_dpa1_pad_table), made on the host for every possible type of atom 0
+ * norms) move the rows from one to the other. T = G^T R and its gradients are summed by one block
+ * per centre over the centre's compacted rows (k_descriptor, k_grad_T). Rows the kernels never
+ * write are read by products whose results there are never used or are multiplied by exact zeros,
+ * so they must be finite: the scratch is zeroed when allocated, and from then on such rows only
+ * ever receive products and sums of finite values. Masked slots are treated exactly as the CPU
+ * leaves them out: no share of T, no attention row or column (A = A' = 0 there), and in smooth mode
+ * the CPU's nmask * exp(-20 - max) term in the softmax denominator. Empty slots get their share of
+ * T from the padding table (hmd_dpa1_pad_table), made on the host for every possible type of atom 0
  * at create time.
  *
  * Forward keeps, per row, what the reverse pass needs (R, switch, directions, the embedding's
@@ -47,7 +46,6 @@
 #include "cuda/live_rows.cuh"
 
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 extern "C" {
@@ -99,13 +97,11 @@ template <typename V> struct scratch {
                       (table); compacted rows, rows apart */
     V *gs;         /* strip: [crows][M] embedding output g_s */
     V *G;          /* [crows][M] attention input, then the descriptor's G */
-    double *Gd;    /* [crows][M] G in double for the contractions (G itself when V is double) */
     layer_keep<V> layer[HMD_CUDA_MAX_LAYERS];
-    double *T;          /* [cap][M][4] */
-    double *dR;         /* [rows][4] dE/dR through T (then the force kernel adds the rest) */
-    double *dsw;        /* [rows] dE/d sw */
-    double *drhat;      /* [rows][3] dE/d rhat */
-    const double **ptr; /* [3][cap] the operands of G^T R (k_contraction_operands) */
+    double *T;     /* [cap][M][4] */
+    double *dR;    /* [rows][4] dE/dR through T (then the force kernel adds the rest) */
+    double *dsw;   /* [rows] dE/d sw */
+    double *drhat; /* [rows][3] dE/d rhat */
     /* temporaries of one phase */
     V *dY, *dX;      /* [crows][M] */
     V *dO;           /* [rows][H] O (forward), dE/dO (backward) */
@@ -190,20 +186,6 @@ template <typename V> operand<V> single(const V *p, int ld)
     return operand<V>{p, ld, 0};
 }
 
-/* T_i = G_i^T R_i (row-major, [M][4]) for the nlocal centres, from the operands that
- * k_contraction_operands put in ptr, in double. */
-int contract_G_R(cublasHandle_t blas, const dpa1_model &g, int nlocal, int cap, const double **ptr)
-{
-    /* cuBLAS is column-major: T_i^T = R_i^T G_i */
-    const cublasStatus_t st =
-        hmd_blas_gemm_ptrs(blas, CUBLAS_OP_N, CUBLAS_OP_T, 4, g.M, g.nnei, 1.0, ptr + cap, 4, ptr,
-                           g.M, 0.0, (double *const *)(ptr + 2 * (size_t)cap), 4, nlocal);
-    if (st != CUBLAS_STATUS_SUCCESS) {
-        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: DPA-1 G^T R failed (status %d)", (int)st);
-    }
-    return HMD_OK;
-}
-
 /* The weights of a product in scalar V: the double array, or its fp32 copy. */
 template <typename V> const V *weights(const double *d, const float *f);
 template <> const double *weights<double>(const double *d, const float *)
@@ -225,18 +207,6 @@ scratch<float> &scratch_of(hmd_cuda_dpa1 *a, float)
     return a->sf;
 }
 
-/* The first `count` (device) rows of `width` elements of in, converted into out, on the stream;
- * nothing when both are the same array. */
-template <typename From, typename To>
-int convert(cudaStream_t st, const hmd_live_rows &lr, int width, const From *in, To *out)
-{
-    if ((const void *)in != (const void *)out) {
-        k_convert<<<blocks_for(lr.grid * width), THREADS, 0, st>>>(lr.count, width, in, out);
-        HMD_CUDA_LAUNCHED("k_convert");
-    }
-    return HMD_OK;
-}
-
 /* Takes 256-byte aligned arrays off a base pointer, or only counts them when base is NULL. */
 struct carver {
     double *base;
@@ -249,15 +219,11 @@ struct carver {
     }
 };
 
-/* Carves the scratch of `cap` atoms from base (NULL: counts only); returns the doubles used.
- * The compacted arrays have nnei spare rows, which the batched products of the last centre may
- * read. In double, Gd is G itself. */
+/* Carves the scratch of `cap` atoms from base (NULL: counts only); returns the doubles used. */
 template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *base, scratch<V> *s)
 {
-    const bool same = std::is_same<V, double>::value;
     const dpa1_model &g = a->g;
-    const size_t n = (size_t)g.nnei, rows = cap * n, crows = rows + n, M = (size_t)g.M,
-                 H = (size_t)g.H;
+    const size_t n = (size_t)g.nnei, rows = cap * n, crows = rows, M = (size_t)g.M, H = (size_t)g.H;
     carver c{base, 0};
     s->slots = c.take<int>(rows);
     s->livej = c.take<int>(rows);
@@ -276,7 +242,6 @@ template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *b
     s->emb_kept = c.take<V>(rows * (g.compressed ? M : (size_t)a->emb_width_sum));
     s->gs = g.strip ? c.take<V>(crows * M) : NULL;
     s->G = c.take<V>(crows * M);
-    s->Gd = same ? (double *)s->G : c.take<double>(crows * M);
     for (int l = 0; l < a->nlayers; l++) {
         layer_keep<V> &k = s->layer[l];
         k.qkv = c.take<V>(rows * 3 * H);
@@ -290,7 +255,6 @@ template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *b
     s->dR = c.take<double>(rows * 4);
     s->dsw = c.take<double>(rows);
     s->drhat = c.take<double>(rows * 3);
-    s->ptr = c.take<const double *>(cap * 3);
     s->dY = c.take<V>(crows * M);
     s->dX = c.take<V>(crows * M);
     /* the attention temporaries and the embedding work are never live together */
@@ -721,7 +685,7 @@ int forward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloca
 {
     const dpa1_model &g = a->g;
     const scratch<V> &s = scratch_of(a, V());
-    const int n = g.nnei, M = g.M, cap = a->cap;
+    const int n = g.nnei;
     const size_t rows = (size_t)nlocal * n;
     k_select<<<nlocal, THREADS, select_bytes(nl->cap), st>>>(g, d_x, d_type, nl->index, nl->count,
                                                              nl->cap, s.slots, s.livej, s.filled,
@@ -729,9 +693,6 @@ int forward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloca
     HMD_CUDA_LAUNCHED("k_select");
     k_offsets<<<1, OFFSET_THREADS, 0, st>>>(nlocal, s.nlive, s.off, s.count);
     HMD_CUDA_LAUNCHED("k_offsets");
-    k_contraction_operands<<<blocks_for(nlocal), THREADS, 0, st>>>(g, nlocal, cap, s.off, s.Gd, s.R,
-                                                                   s.T, s.ptr);
-    HMD_CUDA_LAUNCHED("k_contraction_operands");
     k_env<<<blocks_for(rows), THREADS, 0, st>>>(g, rows, d_x, d_type, s.slots, s.livej, s.nlive,
                                                 s.off, s.live, s.nbr, s.crow, s.tj, s.R, s.sw,
                                                 s.rhat, s.unorm, s.e[0]);
@@ -741,15 +702,11 @@ int forward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloca
     for (int l = 0; l < a->nlayers && !rc; l++) {
         rc = attention_forward<V>(a, st, blas, nlocal, l);
     }
-    /* per atom: sum_j G_j (x) R_j = G^T R, in double */
-    rc = rc ? rc : convert(st, a->lr, M, s.G, s.Gd);
-    if (!rc) {
-        rc = contract_G_R(blas, g, nlocal, cap, s.ptr);
-    }
     if (rc) {
         return rc;
     }
-    k_descriptor<<<nlocal, THREADS, 0, st>>>(g, type0, d_type, s.filled, s.T, d_D);
+    k_descriptor<<<nlocal, THREADS, 0, st>>>(g, type0, d_type, s.filled, s.off, s.nlive, s.G, s.R,
+                                             s.T, d_D);
     HMD_CUDA_LAUNCHED("k_descriptor");
     return HMD_OK;
 }
@@ -770,7 +727,7 @@ int backward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloc
     }
     const hmd_live_rows &lr = a->lr;
     /* per live row, in double: dE/dG = R gamma^T (into dY, in V), dE/dR (through T) = G gamma */
-    k_grad_T<<<nlocal, THREADS, grad_T_smem(M), st>>>(g, s.T, d_dD, s.off, s.nlive, s.R, s.Gd, s.dY,
+    k_grad_T<<<nlocal, THREADS, grad_T_smem(M), st>>>(g, s.T, d_dD, s.off, s.nlive, s.R, s.G, s.dY,
                                                       s.dR);
     HMD_CUDA_LAUNCHED("k_grad_T");
     k_fill<<<blocks_for(rows), THREADS, 0, st>>>(rows, 0.0, s.dsw);

@@ -89,21 +89,6 @@ __global__ void k_offsets(int nlocal, const int *nlive, int *off, int *count)
     }
 }
 
-/* The operands of T_i = G_i^T R_i for centre i = thread, as the pointer-array product takes
- * them: G from the centre's first compacted row, R and T at its padded places, into ptr[i],
- * ptr[cap + i] and ptr[2 cap + i]. */
-__global__ void k_contraction_operands(dpa1_model g, int nlocal, int cap, const int *off,
-                                       const double *Gd, const double *R, double *T,
-                                       const double **ptr)
-{
-    const int i = (int)thread_index();
-    if (i < nlocal) {
-        ptr[i] = Gd + (size_t)off[i] * g.M;
-        ptr[cap + i] = R + (size_t)i * g.nnei * 4;
-        ptr[2 * (size_t)cap + i] = T + (size_t)i * g.M * 4;
-    }
-}
-
 /* Per padded row e (atom i, its k-th live neighbour, of rank j): live flag, neighbour index,
  * R, switch, direction (dpa1.c gather_neighbors); per compacted row c = off[i] + k: its padded
  * row, the neighbour type and the embedding input [R0, TE[tj], TE[ti]] or [R0]
@@ -344,18 +329,33 @@ __global__ void k_layer_norm(const int *count, const int *crow, int M, attn_laye
     }
 }
 
-/* Atom i = block: T = (sum_j G_j (x) R_j + padding share) / nnei, over T holding the sum on
- * entry; D = T T[:M2]^T and TE[t_i] (dpa1.c forward). */
-__global__ void k_descriptor(dpa1_model g, int type0, const int *type, const int *filled, double *T,
-                             double *D)
+/* Atom i = block: T = (padding share + sum_j G_j (x) R_j) / nnei over its live rows, summed in
+ * double in the CPU's order (G compacted, in V; R padded); D = T T[:M2]^T and TE[t_i] (dpa1.c
+ * forward). */
+template <typename V>
+__global__ void k_descriptor(dpa1_model g, int type0, const int *type, const int *filled,
+                             const int *off, const int *nlive, const V *G, const double *R,
+                             double *T, double *D)
 {
-    const int i = blockIdx.x, ti = type[i], M = g.M, M2 = g.M2;
+    const int i = blockIdx.x, ti = type[i], M = g.M, M2 = g.M2, n = nlive[i];
     double *Ti = T + (size_t)i * M * 4;
     const double *pad =
         g.pad + (((size_t)type0 * g.ntypes + ti) * (g.nnei + 1) + filled[i]) * M * 4;
+    const V *Gi = G + (size_t)off[i] * M;
+    const double *Ri = R + (size_t)i * g.nnei * 4;
     const double inv = 1.0 / g.nnei;
-    for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
-        Ti[e] = (Ti[e] + pad[e]) * inv;
+    for (int a = threadIdx.x; a < M; a += blockDim.x) {
+        double t[4] = {pad[4 * a], pad[4 * a + 1], pad[4 * a + 2], pad[4 * a + 3]};
+#pragma unroll 4
+        for (int k = 0; k < n; k++) {
+            const double ga = (double)Gi[(size_t)k * M + a];
+            for (int c = 0; c < 4; c++) {
+                t[c] += ga * Ri[4 * k + c];
+            }
+        }
+        for (int c = 0; c < 4; c++) {
+            Ti[4 * a + c] = t[c] * inv;
+        }
     }
     __syncthreads();
     double *Di = D + (size_t)i * g.dim;
