@@ -27,10 +27,11 @@ constexpr size_t grad_T_smem(int M)
 
 /* dE/dT back to G and R, centre i = block (dpa1.c hmd_dpa1_backward). gamma[a][c] = dE/dT[a][c]
  * / nnei (D[a][b] = T[a] . T[b], b < M2) goes into shared memory (grad_T_smem(M) bytes, column
- * c at c M), and then, over the centre's live rows (compacted row off[i] + k is padded row
+ * c at c M); then one live row of the centre per warp (compacted row off[i] + k is padded row
  * i nnei + k): dE/dG = R gamma^T into the compacted dY, and dE/dR through T = G gamma into the
  * padded dR (G and dY in V, sums in double). gamma thus never leaves the chip (read through the
- * caches for every element, it moved four times the bytes of dY and of G). */
+ * caches for every element, it moved four times the bytes of dY and of G). (Bounded to 12
+ * blocks per SM, as k_descriptor, it spills.) */
 template <typename V>
 __global__ void k_grad_T(dpa1_model g, const double *T, const double *dD, const int *off,
                          const int *nlive, const double *R, const V *G, V *dY, double *dR)
@@ -44,20 +45,21 @@ __global__ void k_grad_T(dpa1_model g, const double *T, const double *dD, const 
     }
     __syncthreads();
     const size_t first = (size_t)off[i], pad = (size_t)i * g.nnei;
-    for (int e = threadIdx.x; e < n * M; e += blockDim.x) {
-        const int k = e / M, a = e % M;
-        const double *r = R + 4 * (pad + k);
-        dY[(first + k) * M + a] =
-            r[0] * gam[a] + r[1] * gam[M + a] + r[2] * gam[2 * M + a] + r[3] * gam[3 * M + a];
-    }
     const int lane = threadIdx.x % 32;
-    for (int k = threadIdx.x / 32; k < n; k += blockDim.x / 32) { /* one row per warp */
+    for (int k = threadIdx.x / 32; k < n; k += blockDim.x / 32) {
+        const double *r = R + 4 * (pad + k);
+        const double r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3];
         const V *Gk = G + (first + k) * M;
+        V *dYk = dY + (first + k) * M;
         double acc[4] = {0, 0, 0, 0};
         for (int a = lane; a < M; a += 32) {
-            for (int c = 0; c < 4; c++) {
-                acc[c] += (double)Gk[a] * gam[c * M + a];
-            }
+            const double g0 = gam[a], g1 = gam[M + a], g2 = gam[2 * M + a], g3 = gam[3 * M + a];
+            dYk[a] = r0 * g0 + r1 * g1 + r2 * g2 + r3 * g3;
+            const double ga = (double)Gk[a];
+            acc[0] += ga * g0;
+            acc[1] += ga * g1;
+            acc[2] += ga * g2;
+            acc[3] += ga * g3;
         }
         for (int c = 0; c < 4; c++) {
             acc[c] = warp_sum(acc[c]);
