@@ -44,6 +44,7 @@
 #include "cuda/dpa1_backward.cuh"
 #include "cuda/dpa1_forward.cuh"
 #include "cuda/live_rows.cuh"
+#include "cuda/tf32x3.cuh"
 
 #include <algorithm>
 #include <vector>
@@ -60,6 +61,14 @@ namespace
 bool switches_setting()
 {
     return !hmd_cuda_setting_off("HALOMD_GPU_SWITCHES");
+}
+
+/* In mixed precision the input projection runs as a 3xTF32 product (tf32x3.cuh) unless
+ * HALOMD_GPU_TF32X3=0, which keeps it an SGEMM. */
+bool tf32x3_setting()
+{
+    const char *v = getenv("HALOMD_GPU_TF32X3");
+    return !(v && !strcmp(v, "0"));
 }
 
 constexpr size_t SELECT_SMEM = 49152; /* dynamic shared memory a kernel gets without opting in */
@@ -108,7 +117,8 @@ template <typename V> struct scratch {
     V *dA;           /* [cap][nnei][nnei] dE/dA', then dE/dS */
     V *Ap;           /* [cap][nnei][nnei] A' = A F */
     double *Cd, *Cs; /* [cap][nnei][nnei] pair coefficients of dE/d rhat and dE/d sw */
-    V *dQKV;         /* [rows][3H] dE/d(q, k, v) */
+    V *dQKV;         /* [rows][3H] dE/d(q, k, v); [rows][3 max(H, M)] with 3xTF32 */
+    V *x3;           /* 3xTF32: [crows][3M] in_proj's input split (over dQKV: forward only) */
     V *work;         /* [crows][max(3H, M)]: forward, the raw projections (compacted); backward,
                         dE/dP (padded), then dE/d(raw q, k, v) (compacted) */
     V *e[3];         /* [crows][wmax] embedding work (over dO .. work) */
@@ -120,6 +130,7 @@ struct hmd_cuda_dpa1 {
     dpa1_model g;                   /* kernel argument; arrays in `weights` */
     bool mixed;                     /* precision = mixed: network arrays in fp32 (sf) */
     bool switches;                  /* products over the live rows in switch nodes under capture */
+    bool tf32x3;                    /* mixed: in_proj in 3xTF32 (tf32x3.cuh) rather than SGEMM */
     hmd_cuda_net emb;               /* the embedding net (unless compressed) */
     std::vector<attn_layer> layers; /* [nlayers] */
     int nlayers;
@@ -264,7 +275,8 @@ template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *b
     s->Ap = c.take<V>(rows * n);
     s->Cd = c.take<double>(rows * n);
     s->Cs = c.take<double>(rows * n);
-    s->dQKV = c.take<V>(rows * 3 * H);
+    s->dQKV = c.take<V>(rows * 3 * (a->tf32x3 ? std::max(H, M) : H));
+    s->x3 = s->dQKV;
     s->work = c.take<V>(crows * std::max(3 * H, M));
     const size_t attention_end = c.used;
     c.used = shared;
@@ -354,7 +366,7 @@ int upload_attention(hmd_cuda_dpa1 *a, const hmd_dpa1 *d)
         if (!rc) {
             rc = hmd_cuda_upload_dense(&a->weights, &L->out_proj, &D.w_out, &D.b_out, NULL);
         }
-        D.w_in_f = D.w_out_f = NULL;
+        D.w_in_f = D.w_out_f = D.w_in_x3 = NULL;
         if (!rc && a->mixed) {
             rc = hmd_cuda_upload_f32(&a->weights, L->in_proj.w,
                                      (size_t)L->in_proj.n_in * L->in_proj.n_out, &D.w_in_f);
@@ -362,6 +374,12 @@ int upload_attention(hmd_cuda_dpa1 *a, const hmd_dpa1 *d)
         if (!rc && a->mixed) {
             rc = hmd_cuda_upload_f32(&a->weights, L->out_proj.w,
                                      (size_t)L->out_proj.n_in * L->out_proj.n_out, &D.w_out_f);
+        }
+        if (!rc && a->tf32x3) {
+            const std::vector<float> b3 =
+                hmd_tf32x3_weights(L->in_proj.w, L->in_proj.n_in, L->in_proj.n_out);
+            rc = hmd_cuda_upload(&a->weights, b3.data(), b3.size() * sizeof(float),
+                                 (const void **)&D.w_in_x3);
         }
         if (!rc) {
             rc = upload(a, L->ln_w, sizeof(double) * d->M, &D.ln_w);
@@ -521,6 +539,40 @@ int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, si
     return HMD_OK;
 }
 
+/* The input projection of the live rows, work = G W_in (compacted), in double: a DGEMM. */
+int in_proj_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, const attn_layer &,
+                    const scratch<double> &s, const double *w_in)
+{
+    const int M = a->g.M, H = a->g.H;
+    return live_product(a, st, blas, [&](int m) {
+        return gemm<double>(blas, "in_proj", 1, m, 3 * H, M, false, single(s.G, M), false,
+                            single(w_in, 3 * H), 0.0, s.work, 3 * H, 0);
+    });
+}
+
+/* The same in mixed precision: an SGEMM, or with 3xTF32 G split into x3 and one TF32 product
+ * with the split weights. */
+int in_proj_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, const attn_layer &L,
+                    const scratch<float> &s, const float *w_in)
+{
+    const int M = a->g.M, H = a->g.H;
+    if (!a->tf32x3) {
+        return live_product(a, st, blas, [&](int m) {
+            return gemm<float>(blas, "in_proj", 1, m, 3 * H, M, false, single(s.G, M), false,
+                               single(w_in, 3 * H), 0.0f, s.work, 3 * H, 0);
+        });
+    }
+    hmd_tf32x3_split<<<blocks_for(a->lr.grid * M), THREADS, 0, st>>>(a->lr.count, M, s.G, s.x3);
+    HMD_CUDA_LAUNCHED("hmd_tf32x3_split");
+    return live_product(a, st, blas, [&](int m) {
+        const cublasStatus_t r = hmd_tf32x3_gemm(blas, m, 3 * H, M, s.x3, L.w_in_x3, s.work, 3 * H);
+        return r == CUBLAS_STATUS_SUCCESS
+                   ? HMD_OK
+                   : hmd_error_set(HMD_ESOFTWARE,
+                                   "cuBLAS: DPA-1 in_proj (3xTF32) failed (status %d)", (int)r);
+    });
+}
+
 /* Attention layer l over s.G in place (dpa1.c attention_forward). */
 template <typename V>
 int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int l)
@@ -535,10 +587,7 @@ int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, in
     const size_t rows = (size_t)nlocal * n;
     const long long sq = (long long)n * 3 * H, sn = (long long)n * n, sh = (long long)n * H;
     /* [Q | K | V] = G W_in (compacted), then + b_in, normalised and scaled (padded) */
-    int rc = live_product(a, st, blas, [&](int m) {
-        return gemm<V>(blas, "in_proj", 1, m, 3 * H, M, false, single(s.G, M), false,
-                       single(w_in, 3 * H), V(0), s.work, 3 * H, 0);
-    });
+    int rc = in_proj_forward(a, st, blas, L, s, w_in);
     if (rc) {
         return rc;
     }
@@ -771,6 +820,7 @@ int hmd_cuda_dpa1_create(hmd_cuda_dpa1 **out, const hmd_dp_model *m, bool mixed,
     a->select_smem = SELECT_SMEM;
     a->mixed = mixed;
     a->switches = switches_setting();
+    a->tf32x3 = mixed && tf32x3_setting();
     a->blas_ws = blas_ws;
     a->blas_ws_bytes = blas_ws_bytes;
     int rc = upload_model(a, m);

@@ -1,0 +1,79 @@
+/* Error-compensated TF32 products ("3xTF32") for precision = mixed: C = A B with A, B in fp32
+ * run on the tensor cores at close to fp32's accuracy. Each operand is split into a TF32 part and
+ * the rest, a = a_hi + a_lo (both TF32: 10 mantissa bits each, so a_hi + a_lo holds about 21 of
+ * fp32's 24), and C = a_hi b_hi + a_lo b_hi + a_hi b_lo (a_lo b_lo is below fp32's rounding). One
+ * TF32 product over the inner dimension taken three times gives the three terms at once:
+ *   A3 = [A_hi | A_lo | A_hi] (m x 3k), B3 = [B_hi; B_hi; B_lo] (3k x n), C = A3 B3.
+ * On an H200 that runs 1.7x a DGEMM and 2.1x an SGEMM of the same shape, at about four times
+ * SGEMM's error (bench/results/gemm_tf32_2026-11-30_50a29eb.json). The weights are split once,
+ * at upload (hmd_tf32x3_weights); the activations by hmd_tf32x3_split before each product.
+ * Row-major throughout, as the callers store their arrays. */
+#ifndef HMD_CUDA_TF32X3_CUH
+#define HMD_CUDA_TF32X3_CUH
+
+#include <cublas_v2.h>
+#include <string.h>
+#include <vector>
+
+namespace
+{
+
+/* x rounded to TF32 (10 mantissa bits, to nearest, ties away from zero, as cvt.rna.tf32.f32);
+ * infinities and NaN unchanged. */
+__host__ __device__ inline float hmd_tf32_round(float x)
+{
+    unsigned u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) != 0x7f800000u) {
+        u = (u + 0x1000u) & ~0x1fffu;
+    }
+    float r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+
+/* B3 = [W_hi; W_hi; W_lo] (3k x n, row-major) of the row-major k x n matrix w, its parts taken
+ * from the double values: hi = tf32(w), lo = tf32(w - hi). */
+inline std::vector<float> hmd_tf32x3_weights(const double *w, int k, int n)
+{
+    const size_t kn = (size_t)k * n;
+    std::vector<float> b3(3 * kn);
+    for (size_t e = 0; e < kn; e++) {
+        const float hi = hmd_tf32_round((float)w[e]);
+        b3[e] = b3[kn + e] = hi;
+        b3[2 * kn + e] = hmd_tf32_round((float)(w[e] - (double)hi));
+    }
+    return b3;
+}
+
+/* A3 = [A_hi | A_lo | A_hi] (rows x 3 width) of the first *count rows of the row-major a (rows x
+ * width); one element per thread. */
+__global__ void hmd_tf32x3_split(const int *count, int width, const float *a, float *a3)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= (size_t)*count * width) {
+        return;
+    }
+    const size_t r = e / width, j = e % width;
+    const float x = a[e], hi = hmd_tf32_round(x), lo = hmd_tf32_round(x - hi);
+    float *row = a3 + 3 * r * width;
+    row[j] = hi;
+    row[width + j] = lo;
+    row[2 * width + j] = hi;
+}
+
+/* Row-major C (m x n, leading dimension ldc) = A3 B3 for the split operands above (inner
+ * dimension 3k), one TF32 product on the tensor cores. Returns cuBLAS's status. */
+inline cublasStatus_t hmd_tf32x3_gemm(cublasHandle_t h, int m, int n, int k, const float *a3,
+                                      const float *b3, float *c, int ldc)
+{
+    const float one = 1.0f, zero = 0.0f;
+    /* column-major C^T = B3^T A3^T */
+    return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, 3 * k, &one, b3, CUDA_R_32F, n, a3,
+                        CUDA_R_32F, 3 * k, &zero, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
+                        CUBLAS_GEMM_DEFAULT);
+}
+
+} // namespace
+
+#endif /* HMD_CUDA_TF32X3_CUH */
