@@ -46,20 +46,26 @@ inline std::vector<float> hmd_tf32x3_weights(const double *w, int k, int n)
     return b3;
 }
 
-/* A3 = [A_hi | A_lo | A_hi] (rows x 3 width) of the first *count rows of the row-major a (rows x
- * width); one element per thread. */
-__global__ void hmd_tf32x3_split(const int *count, int width, const float *a, float *a3)
+/* Element e of the row-major a (rows x width) into its three places in A3 = [A_hi | A_lo | A_hi]
+ * (rows x 3 width): hi = tf32(x), lo = tf32(x - hi) (x - hi is exact in fp32). */
+__host__ __device__ inline void hmd_tf32x3_split_element(size_t e, int width, const float *a,
+                                                         float *a3)
 {
-    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= (size_t)*count * width) {
-        return;
-    }
     const size_t r = e / width, j = e % width;
     const float x = a[e], hi = hmd_tf32_round(x), lo = hmd_tf32_round(x - hi);
     float *row = a3 + 3 * r * width;
     row[j] = hi;
     row[width + j] = lo;
     row[2 * width + j] = hi;
+}
+
+/* A3 of the first *count rows of a (hmd_tf32x3_split_element), one element per thread. */
+__global__ void hmd_tf32x3_split(const int *count, int width, const float *a, float *a3)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < (size_t)*count * width) {
+        hmd_tf32x3_split_element(e, width, a, a3);
+    }
 }
 
 /* Row-major C (m x n, leading dimension ldc) = A3 B3 for the split operands above (inner
