@@ -4,9 +4,11 @@
  * Precision. The network's arrays (embedding activations, q, k, v, scores, attention weights,
  * layer-norm state and their gradients) are stored in a scalar V: double, or float with
  * precision = mixed, whose products are then cuBLAS SGEMMs (plain fp32) on fp32 copies of the
- * weights. Every kernel computes in double whatever it stores; the geometry (R, switch,
- * directions), the contractions T = G^T R and their gradients (kernels that read G and write
- * dE/dG in V and sum in double), forces and virial stay in double.
+ * weights, but for the forward input projection, a 3xTF32 product on the tensor cores
+ * (tf32x3.cuh; HALOMD_GPU_TF32X3=0 or a GPU before compute capability 8.0 keeps the SGEMM). Every
+ * kernel computes in double whatever it stores; the geometry (R, switch, directions), the
+ * contractions T = G^T R and their gradients (kernels that read G and write dE/dG in V and sum in
+ * double), forces and virial stay in double.
  *
  * Layout. A neighbour is `live` when it is real and not excluded. Like the CPU, each centre
  * atom keeps its live neighbours first, in the CPU's slot order (nearest first), and the arrays
@@ -63,12 +65,19 @@ bool switches_setting()
     return !hmd_cuda_setting_off("HALOMD_GPU_SWITCHES");
 }
 
-/* In mixed precision the input projection runs as a 3xTF32 product (tf32x3.cuh) unless
- * HALOMD_GPU_TF32X3=0, which keeps it an SGEMM. */
+/* In mixed precision the input projection runs as a 3xTF32 product (tf32x3.cuh) on GPUs with
+ * TF32 tensor cores (compute capability 8.0 on) unless HALOMD_GPU_TF32X3=0, which keeps it an
+ * SGEMM. */
 bool tf32x3_setting()
 {
     const char *v = getenv("HALOMD_GPU_TF32X3");
-    return !(v && !strcmp(v, "0"));
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return major >= 8 && !(v && !strcmp(v, "0"));
 }
 
 constexpr size_t SELECT_SMEM = 49152; /* dynamic shared memory a kernel gets without opting in */

@@ -19,7 +19,8 @@ namespace
 {
 
 /* x rounded to TF32 (10 mantissa bits, to nearest, ties away from zero, as cvt.rna.tf32.f32);
- * infinities and NaN unchanged. */
+ * infinities and NaN unchanged, |x| within half a TF32 step of FLT_MAX to infinity. (A split
+ * of an infinite value is not: its lo is NaN. The operands here are finite.) */
 __host__ __device__ inline float hmd_tf32_round(float x)
 {
     unsigned u;

@@ -21,11 +21,11 @@ Usage: check_gpu.py TEST HALOMD DATA WORKDIR
            same final positions.
   mixed    every golden (se_e2_a and DPA-1) with precision = mixed within MIXED_BOUND of
            DeePMD-kit (table in WORKDIR/mixed_errors.json), se_e2_a networks over all slots
-           and in the per-centre kernels, and NVE in mixed precision (se_e2_a networks and
-           compressed, DPA-1) within MIXED_NVE_BOUND.
+           and in the per-centre kernels, DPA-1's input projection in 3xTF32 and as an SGEMM,
+           and NVE in mixed precision (se_e2_a networks and compressed, DPA-1) within
+           MIXED_NVE_BOUND.
 Exits 77 (CTest: skipped) when no CUDA device is visible. Standard library only.
 """
-import itertools
 import json
 import os
 import random
@@ -96,7 +96,8 @@ def goldens(halomd, data, work):
 
 
 # precision = mixed runs the se_e2_a embedding (layers or tables) and DPA-1's network
-# (embedding and attention) in fp32 (unit roundoff 6e-8), everything else in double. Its
+# (embedding and attention) in fp32 (unit roundoff 6e-8; DPA-1's input projection in 3xTF32,
+# about 2^-21), everything else in double. Its
 # documented bound (docs/performance.md): every quantity within 1e-5 of max|DeePMD-kit|
 # (max|a-b| / max|b|, as the goldens), the conserved energy of NVE within 1e-6 eV/atom
 # (standard deviation over the run), as in double.
@@ -114,35 +115,49 @@ def descriptor_of(halomd, model):
     raise SystemExit(f"halomd info -m {model}: no descriptor line: {res.stdout}{res.stderr}")
 
 
+def mixed_paths(kind, extra):
+    """The GPU paths a golden is evaluated through in mixed precision: se_e2_a networks over all
+    slots (the default) and in the per-centre kernels (compressed models have one path); DPA-1's
+    input projection in 3xTF32 (the default) and as an SGEMM."""
+    if kind == "se_e2_a":
+        if "model-compress=yes" in extra:
+            return [("compressed", None)]
+        return [("slots", None), ("per-centre", {"HALOMD_SE_SLOTS": "0"})]
+    return [("3xtf32", None), ("sgemm", {"HALOMD_GPU_TF32X3": "0"})]
+
+
+def mixed_case(halomd, data, work, name, golden, how, model, extra, path, env, kind, table):
+    """One golden evaluated with precision = mixed through one path (environment env), within
+    MIXED_BOUND of DeePMD-kit; appends its errors to table."""
+    out = os.path.join(work, "gpu.json")
+    if os.path.exists(out):
+        os.remove(out)  # else halomd backs it up, and a test run leaves 99 backups at most
+    res = sh([halomd, "eval", "-backend", "cuda", "-m", f"{data}/{model}",
+              "-c", f"{data}/{golden['structure']}", "-o", out, *extra,
+              "-set", "precision=mixed"], env={**os.environ, **env} if env else None)
+    if res.returncode != 0:
+        raise SystemExit(f"halomd eval precision=mixed {model}: {res.stderr}")
+    with open(out) as f:
+        got = json.load(f)
+    errs = {q: max(relative_error(a[q], b[q]) for a, b in zip(got["frames"], golden["frames"]))
+            for q in QUANTITIES}
+    good = all(e <= MIXED_BOUND for e in errs.values())
+    table.append({"golden": name, "model": how, "descriptor": kind, "path": path,
+                  "errors": errs})
+    print(f"{'ok  ' if good else 'FAIL'} {name} ({how}, {path}): "
+          + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
+    return good
+
+
 def mixed(halomd, data, work):
     ok = True
     table, kinds = [], {}
-    # se_e2_a networks over all slots (the default) and in the per-centre kernels
-    paths = (("slots", None), ("per-centre", {"HALOMD_SE_SLOTS": "0"}))
-    for (name, golden, how, model, extra), (path, env) in itertools.product(golden_runs(data),
-                                                                            paths):
+    for name, golden, how, model, extra in golden_runs(data):
         if model not in kinds:
             kinds[model] = descriptor_of(halomd, f"{data}/{model}")
-        if path != "slots" and (kinds[model] != "se_e2_a" or "model-compress=yes" in extra):
-            continue  # the same evaluation as the first path's
-        out = os.path.join(work, "gpu.json")
-        if os.path.exists(out):
-            os.remove(out)  # else halomd backs it up, and a test run leaves 99 backups at most
-        res = sh([halomd, "eval", "-backend", "cuda", "-m", f"{data}/{model}",
-                  "-c", f"{data}/{golden['structure']}", "-o", out, *extra,
-                  "-set", "precision=mixed"], env={**os.environ, **env} if env else None)
-        if res.returncode != 0:
-            raise SystemExit(f"halomd eval precision=mixed {model}: {res.stderr}")
-        with open(out) as f:
-            got = json.load(f)
-        errs = {q: max(relative_error(a[q], b[q]) for a, b in zip(got["frames"], golden["frames"]))
-                for q in QUANTITIES}
-        good = all(e <= MIXED_BOUND for e in errs.values())
-        ok &= good
-        table.append({"golden": name, "model": how, "descriptor": kinds[model], "path": path,
-                      "errors": errs})
-        print(f"{'ok  ' if good else 'FAIL'} {name} ({how}, {path}): "
-              + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
+        for path, env in mixed_paths(kinds[model], extra):
+            ok &= mixed_case(halomd, data, work, name, golden, how, model, extra, path, env,
+                             kinds[model], table)
     ran = {r["descriptor"] for r in table}
     if "se_e2_a" not in ran or not ran - {"se_e2_a"}:
         print(f"FAIL: goldens of se_e2_a and of DPA-1 must both run; ran {sorted(ran)}")
