@@ -10,7 +10,7 @@ export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:
 nvidia-smi -L
 bash bench/gpu_single/node_build.sh || exit 1
 H=$PWD/build-gpu/halomd D=$PWD/tests/data
-(cd build-gpu && ctest -L gpu --output-on-failure -V > "$OUT/gpu_tests.log" 2>&1)
+(cd build-gpu && ctest -L gpu -j 3 --output-on-failure -V > "$OUT/gpu_tests.log" 2>&1)
 grep -E "^[0-9]+: (ok|FAIL)|random seed|tests passed|Failed|Skipped" "$OUT/gpu_tests.log" | cut -c1-150
 bash bench/gpu_single/node_sanitize.sh
 W=$PWD/examples/water M=$PWD/examples/water/water.dp

@@ -33,11 +33,14 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
 from compare_eval import compare, relative_error  # noqa: E402
 
 SKIP = 77
+# evaluations of the goldens run this many at a time (separate processes sharing the GPU)
+PARALLEL = min(8, os.cpu_count() or 1)
 
 
 def sh(cmd, **kw):
@@ -63,6 +66,13 @@ def evaluate(halomd, backend, model, conf, out, extra=(), env=None):
         return json.load(f)
 
 
+def in_parallel(fn, items):
+    """fn(item) for every item, PARALLEL at a time (fn runs halomd); the results in order, and
+    the first exception raised again."""
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        return list(pool.map(fn, items))
+
+
 def golden_runs(data):
     """(golden file name, golden, how, model, extra args) of every evaluation the goldens ask
     for: the model as built and, for compressed goldens, DeePMD-kit's compressed file too."""
@@ -82,10 +92,13 @@ def golden_runs(data):
 
 
 def goldens(halomd, data, work):
+    runs = list(golden_runs(data))
+    outs = in_parallel(lambda k: evaluate(halomd, "cuda", f"{data}/{runs[k][3]}",
+                                          f"{data}/{runs[k][1]['structure']}",
+                                          os.path.join(work, f"gpu_{k}.json"), runs[k][4]),
+                       range(len(runs)))
     ok = True
-    for name, golden, how, model, extra in golden_runs(data):
-        out = evaluate(halomd, "cuda", f"{data}/{model}", f"{data}/{golden['structure']}",
-                       os.path.join(work, "gpu.json"), extra)
+    for (name, golden, how, model, extra), out in zip(runs, outs):
         failures, report = compare(out, golden)
         worst = max(float(line.split("rel err")[1].split()[0]) for line in report)
         print(f"{'ok  ' if not failures else 'FAIL'} {name} ({how}): worst {worst:.2e}")
@@ -97,10 +110,9 @@ def goldens(halomd, data, work):
 
 # precision = mixed runs the se_e2_a embedding (layers or tables) and DPA-1's network
 # (embedding and attention) in fp32 (unit roundoff 6e-8; DPA-1's input projection in 3xTF32,
-# about 2^-21), everything else in double. Its
-# documented bound (docs/performance.md): every quantity within 1e-5 of max|DeePMD-kit|
-# (max|a-b| / max|b|, as the goldens), the conserved energy of NVE within 1e-6 eV/atom
-# (standard deviation over the run), as in double.
+# about 2^-21), everything else in double. Its documented bound (docs/performance.md): every
+# quantity within 1e-5 of max|DeePMD-kit| (max|a-b| / max|b|, as the goldens), the conserved
+# energy of NVE within 1e-6 eV/atom (standard deviation over the run), as in double.
 MIXED_BOUND = 1e-5
 MIXED_NVE_BOUND = 1e-6
 QUANTITIES = ("energy", "atom_energy", "force", "virial")
@@ -126,38 +138,28 @@ def mixed_paths(kind, extra):
     return [("3xtf32", None), ("sgemm", {"HALOMD_GPU_TF32X3": "0"})]
 
 
-def mixed_case(halomd, data, work, name, golden, how, model, extra, path, env, kind, table):
-    """One golden evaluated with precision = mixed through one path (environment env), within
-    MIXED_BOUND of DeePMD-kit; appends its errors to table."""
-    out = os.path.join(work, "gpu.json")
-    if os.path.exists(out):
-        os.remove(out)  # else halomd backs it up, and a test run leaves 99 backups at most
-    res = sh([halomd, "eval", "-backend", "cuda", "-m", f"{data}/{model}",
-              "-c", f"{data}/{golden['structure']}", "-o", out, *extra,
-              "-set", "precision=mixed"], env={**os.environ, **env} if env else None)
-    if res.returncode != 0:
-        raise SystemExit(f"halomd eval precision=mixed {model}: {res.stderr}")
-    with open(out) as f:
-        got = json.load(f)
-    errs = {q: max(relative_error(a[q], b[q]) for a, b in zip(got["frames"], golden["frames"]))
-            for q in QUANTITIES}
-    good = all(e <= MIXED_BOUND for e in errs.values())
-    table.append({"golden": name, "model": how, "descriptor": kind, "path": path,
-                  "errors": errs})
-    print(f"{'ok  ' if good else 'FAIL'} {name} ({how}, {path}): "
-          + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
-    return good
-
-
 def mixed(halomd, data, work):
     ok = True
-    table, kinds = [], {}
+    table, kinds, cases = [], {}, []
     for name, golden, how, model, extra in golden_runs(data):
         if model not in kinds:
             kinds[model] = descriptor_of(halomd, f"{data}/{model}")
-        for path, env in mixed_paths(kinds[model], extra):
-            ok &= mixed_case(halomd, data, work, name, golden, how, model, extra, path, env,
-                             kinds[model], table)
+        cases += [(name, golden, how, model, extra, path, env)
+                  for path, env in mixed_paths(kinds[model], extra)]
+    outs = in_parallel(lambda k: evaluate(halomd, "cuda", f"{data}/{cases[k][3]}",
+                                          f"{data}/{cases[k][1]['structure']}",
+                                          os.path.join(work, f"gpu_{k}.json"),
+                                          [*cases[k][4], "-set", "precision=mixed"], cases[k][6]),
+                       range(len(cases)))
+    for (name, golden, how, model, extra, path, env), got in zip(cases, outs):
+        errs = {q: max(relative_error(a[q], b[q]) for a, b in zip(got["frames"], golden["frames"]))
+                for q in QUANTITIES}
+        good = all(e <= MIXED_BOUND for e in errs.values())
+        ok &= good
+        table.append({"golden": name, "model": how, "descriptor": kinds[model], "path": path,
+                      "errors": errs})
+        print(f"{'ok  ' if good else 'FAIL'} {name} ({how}, {path}): "
+              + ", ".join(f"{q} {e:.1e}" for q, e in errs.items()))
     ran = {r["descriptor"] for r in table}
     if "se_e2_a" not in ran or not ran - {"se_e2_a"}:
         print(f"FAIL: goldens of se_e2_a and of DPA-1 must both run; ran {sorted(ran)}")
