@@ -156,36 +156,61 @@ __global__ void k_softmax_backward(dpa1_model g, size_t rows, const int *live, c
     }
 }
 
-/* One row j per warp: drhat_j += sum_k (Cd_jk + Cd_kj) rhat_k, dsw_j += sum_k (Cs_jk + Cs_kj)
- * sw_k (the CPU adds both ends of each pair in its loop). */
-__global__ void k_pair_reduce(dpa1_model g, size_t rows, const int *live, const double *sw,
-                              const double *rhat, const double *Cd, const double *Cs, double *dsw,
-                              double *drhat)
+/* Dynamic shared memory of k_pair_reduce: four sums per slot. */
+constexpr size_t pair_reduce_smem(int nnei)
 {
-    const size_t r = warp_row();
-    if (r >= rows || !live[r]) {
-        return;
-    }
-    const int lane = threadIdx.x % 32, n = g.nnei, j = (int)(r % n);
-    const size_t base = r - j;
-    double acc[4] = {0, 0, 0, 0};
-    for (int k = lane; k < n; k += 32) {
-        const size_t rk = base + k;
-        const double cd = Cd[r * n + k] + Cd[rk * n + j];
-        const double cs = Cs[r * n + k] + Cs[rk * n + j];
-        for (int q = 0; q < 3; q++) {
-            acc[q] += cd * rhat[3 * rk + q];
+    return (size_t)nnei * 4 * sizeof(double);
+}
+
+/* Centre i = block: for its live rows j, drhat_j += sum_k (Cd_jk + Cd_kj) rhat_k and dsw_j +=
+ * sum_k (Cs_jk + Cs_kj) sw_k (the CPU adds both ends of each pair in its loop). The sums over
+ * C_kj run down the columns, a column per thread, into shared memory (pair_reduce_smem), and those
+ * over C_jk along the rows, a row per warp, so that both read C a row at a time (read down a
+ * column by a warp, C_kj took a 32-byte sector for each 8 bytes). */
+__global__ void k_pair_reduce(dpa1_model g, const int *live, const double *sw, const double *rhat,
+                              const double *Cd, const double *Cs, double *dsw, double *drhat)
+{
+    extern __shared__ double col[]; /* [nnei][4] sum_k C_kj (rhat_k, sw_k) */
+    const int n = g.nnei;
+    const size_t base = (size_t)blockIdx.x * n;
+    const double *cd = Cd + base * n, *cs = Cs + base * n;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        double acc[4] = {0, 0, 0, 0};
+#pragma unroll 4
+        for (int k = 0; k < n; k++) {
+            const double d = cd[(size_t)k * n + j];
+            for (int q = 0; q < 3; q++) {
+                acc[q] += d * rhat[3 * (base + k) + q];
+            }
+            acc[3] += cs[(size_t)k * n + j] * sw[base + k];
         }
-        acc[3] += cs * sw[rk];
-    }
-    for (int q = 0; q < 4; q++) {
-        acc[q] = warp_sum(acc[q]);
-    }
-    if (lane == 0) {
-        for (int q = 0; q < 3; q++) {
-            drhat[3 * r + q] += acc[q];
+        for (int q = 0; q < 4; q++) {
+            col[4 * j + q] = acc[q];
         }
-        dsw[r] += acc[3];
+    }
+    __syncthreads();
+    const int lane = threadIdx.x % 32;
+    for (int j = threadIdx.x / 32; j < n; j += blockDim.x / 32) {
+        if (!live[base + j]) {
+            continue;
+        }
+        double acc[4] = {0, 0, 0, 0};
+        for (int k = lane; k < n; k += 32) {
+            const double d = cd[(size_t)j * n + k];
+            for (int q = 0; q < 3; q++) {
+                acc[q] += d * rhat[3 * (base + k) + q];
+            }
+            acc[3] += cs[(size_t)j * n + k] * sw[base + k];
+        }
+        for (int q = 0; q < 4; q++) {
+            acc[q] = warp_sum(acc[q]);
+        }
+        if (lane == 0) {
+            for (int q = 0; q < 3; q++) {
+                drhat[3 * (base + j) + q] += acc[q] + col[4 * j + q];
+            }
+            dsw[base + j] += acc[3] + col[4 * j + 3];
+        }
     }
 }
 

@@ -432,6 +432,10 @@ int upload_model(hmd_cuda_dpa1 *a, const hmd_dp_model *m)
     if (d->table && !d->strip) {
         return hmd_error_set(HMD_ENOTSUP, "GPU: a DPA-1 compression table in concat mode");
     }
+    if (pair_reduce_smem(d->nnei) > SELECT_SMEM) {
+        return hmd_error_set(HMD_ENOTSUP, "GPU: DPA-1 with sel %d (at most %d)", d->nnei,
+                             (int)(SELECT_SMEM / pair_reduce_smem(1)));
+    }
     if (grad_T_smem(d->M) > SELECT_SMEM) {
         return hmd_error_set(HMD_ENOTSUP, "GPU: DPA-1 embedding width %d (at most %d)", d->M,
                              (int)(SELECT_SMEM / grad_T_smem(1)));
@@ -660,8 +664,8 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, i
     k_softmax_backward<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, s.live, s.sw, s.rhat, k.S,
                                                               k.A, s.dA, s.Ap, s.Cd, s.Cs);
     HMD_CUDA_LAUNCHED("k_softmax_backward");
-    k_pair_reduce<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, s.live, s.sw, s.rhat, s.Cd, s.Cs,
-                                                         s.dsw, s.drhat);
+    k_pair_reduce<<<nlocal, THREADS, pair_reduce_smem(n), st>>>(g, s.live, s.sw, s.rhat, s.Cd, s.Cs,
+                                                                s.dsw, s.drhat);
     HMD_CUDA_LAUNCHED("k_pair_reduce");
     /* per atom: dV = A'^T dO, dQ = dS K, dK = dS^T Q */
     rc = gemm<V>(blas, "A'^T dO", nlocal, n, H, n, true, {s.Ap, n, sn}, false, {s.dO, H, sh}, V(0),
