@@ -70,14 +70,13 @@ bool switches_setting()
  * SGEMM. */
 bool tf32x3_setting()
 {
-    const char *v = getenv("HALOMD_GPU_TF32X3");
     int dev = 0, major = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
         cudaGetLastError();
         return false;
     }
-    return major >= 8 && !(v && !strcmp(v, "0"));
+    return major >= 8 && !hmd_cuda_setting_off("HALOMD_GPU_TF32X3");
 }
 
 constexpr size_t SELECT_SMEM = 49152; /* dynamic shared memory a kernel gets without opting in */
