@@ -3,10 +3,11 @@
 # run by both builds on the same node, so that a change is measured without the spread between
 # calls (about 2%). Two steps:
 #   on the build machine:  bash bench/gpu_single/node_ab.sh prepare REV
-#       writes the sources of REV (no test data, examples or docs) to ab_base/, which travels
-#       with the working tree (remove it afterwards);
+#       writes ab_base/REV and ab_base/base.patch, the difference from REV to the working tree's
+#       tracked sources (no test data, examples or docs): a few kB that travel with the working
+#       tree, which is near the device's size limit (remove ab_base/ afterwards);
 #   on the node (carrying .gpudeps/usr):  bash bench/gpu_single/node_ab.sh run
-#       builds both (build-gpu/ and ab_base/build-gpu/), runs every case with each, and writes
+#       builds both (build-gpu/ and ab_base/tree/build-gpu/), runs every case with each, and writes
 #       $OUT/ab.json (ms/step, GPU bytes per atom, the last step's energy) and a table.
 # CASES: lines "name model conf steps [setting=value ...] [env:NAME=value ...]" (default: the
 # 1.67M DPA-1 on 1,536 water atoms in double and in mixed precision, 120 steps); env: items and
@@ -17,8 +18,8 @@ case ${1:-} in
   prepare)
     rev=${2:?usage: node_ab.sh prepare REV}
     rm -rf ab_base && mkdir ab_base
-    git archive "$rev" | tar -x -C ab_base --exclude=tests/data --exclude=examples --exclude=docs \
-      --exclude=bench/results
+    git diff --no-renames "$rev" -- . ':!tests/data' ':!examples' ':!docs' ':!bench/results' \
+      > ab_base/base.patch
     git rev-parse --short "$rev" > ab_base/REV
     echo "ab_base/: $(cat ab_base/REV)"
     exit 0
@@ -32,8 +33,13 @@ export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 [ -d ab_base ] || { echo "no ab_base/: run 'node_ab.sh prepare REV' on the build machine" >&2; exit 66; }
 bash bench/gpu_single/node_build.sh > "$OUT/build_new.txt" 2>&1 || { tail -20 "$OUT/build_new.txt"; exit 1; }
-ln -sfn ../.gpudeps ab_base/.gpudeps
-(cd ab_base && bash bench/gpu_single/node_build.sh) > "$OUT/build_base.txt" 2>&1 ||
+# The base's sources: the working tree's, with the difference from the base taken back out.
+(mkdir -p ab_base/tree && tar -c --exclude=./ab_base --exclude=./build-gpu --exclude=./tests/data \
+   --exclude=./examples --exclude=./docs --exclude=./.gpudeps --exclude=./bench/results . |
+   tar -x -C ab_base/tree && cd ab_base/tree && patch -s -R -p1 < ../base.patch) ||
+  { echo "could not make the base's sources from ab_base/base.patch" >&2; exit 1; }
+ln -sfn ../../.gpudeps ab_base/tree/.gpudeps
+(cd ab_base/tree && bash bench/gpu_single/node_build.sh) > "$OUT/build_base.txt" 2>&1 ||
   { tail -20 "$OUT/build_base.txt"; exit 1; }
 D=$PWD/tests/data/models W=$PWD/examples/water T=/tmp/halomd_ab
 mkdir -p $T
@@ -47,7 +53,7 @@ while read -r name model conf steps settings; do
   done
   for tree in new base; do
     H=$PWD/build-gpu/halomd env=$envs
-    [ $tree = base ] && H=$PWD/ab_base/build-gpu/halomd env=
+    [ $tree = base ] && H=$PWD/ab_base/tree/build-gpu/halomd env=
     (cd $T && env $env timeout 300 $H run -backend cuda -m "$model" -c "$conf" -nsteps "$steps" \
        -deffnm ${tree}_$name -set nstlist=10 -set verlet-buffer=2 -set dt=0.0005 \
        -set nstenergy="$steps" -set nstcalcenergy="$steps" -set nstlog=0 "${sets[@]}" \
