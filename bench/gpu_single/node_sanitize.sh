@@ -5,6 +5,8 @@
 # each within SAN_TIMEOUT seconds (default 300; racecheck runs slowest). One line per run; the
 # logs in $OUT (or ./out), the tail of any that is not clean (the program's own lines and the
 # sanitizer's).
+# SAN_TOOLS picks the tools (default "memcheck racecheck"); SAN_RACE_FLAGS are racecheck's extra
+# options (default: none; for example a --kernel-regex-exclude that leaves cuBLAS's kernels out).
 # Usage, from the repository root after node_build.sh:
 #   bash bench/gpu_single/node_sanitize.sh [MODEL:PRECISION ...]
 # (default: se_e2_a water and DPA-1 water, double and mixed, and the compressed DPA-1 strip model
@@ -19,9 +21,11 @@ T=$(mktemp -d)
 bad=0
 for c in $CASES; do
   model=${c%%:*} precision=${c##*:}
-  for tool in memcheck racecheck; do
-    name=${model%.dp}_${precision}_$tool log=$OUT/sanitizer_$name.log
-    (cd $T && timeout ${SAN_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 9 $H run \
+  for tool in ${SAN_TOOLS:-memcheck racecheck}; do
+    name=${model%.dp}_${precision}_$tool log=$OUT/sanitizer_$name.log flags=()
+    [ $tool = racecheck ] && read -ra flags <<< "${SAN_RACE_FLAGS:-}"
+    (cd $T && timeout ${SAN_TIMEOUT:-300} compute-sanitizer --tool $tool "${flags[@]}" \
+      --error-exitcode 9 $H run \
       -backend cuda -m $D/models/$model -c $D/structures/water_96_small.xyz -nsteps 6 \
       -deffnm $name -set precision=$precision -set nstlist=3 -set verlet-buffer=0.3 \
       -set tcoupl=v-rescale -set ref-t=300 > "$log" 2>&1)
