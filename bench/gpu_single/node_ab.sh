@@ -39,7 +39,7 @@ bash bench/gpu_single/node_build.sh > "$OUT/build_new.txt" 2>&1 || { tail -20 "$
    tar -x -C ab_base/tree && cd ab_base/tree && patch -s -R -p1 < ../base.patch) ||
   { echo "could not make the base's sources from ab_base/base.patch" >&2; exit 1; }
 ln -sfn ../../.gpudeps ab_base/tree/.gpudeps
-(cd ab_base/tree && bash bench/gpu_single/node_build.sh) > "$OUT/build_base.txt" 2>&1 ||
+(cd ab_base/tree && HALOMD_COMMIT=$(cat ../REV) bash bench/gpu_single/node_build.sh) > "$OUT/build_base.txt" 2>&1 ||
   { tail -20 "$OUT/build_base.txt"; exit 1; }
 D=$PWD/tests/data/models W=$PWD/examples/water T=/tmp/halomd_ab
 rm -rf $T && mkdir -p $T # a warm node keeps the last call's runs

@@ -2,7 +2,12 @@
 # Builds halomd on a GPU node (Ubuntu 24.04, CUDA 13, no jansson/cmocka/Random123 headers) with
 # the Debian packages brought along in .gpudeps (docs: ../shared/docs/GPU_NODES.md recipe), into
 # build-gpu/. Usage, from the repository root on the node: bash bench/gpu_single/node_build.sh
+# HALOMD_COMMIT names the build in its logs and perf records (`export HALOMD_COMMIT=$(git
+# rev-parse --short HEAD)` written into the node's command on the build machine): the node's
+# .git, where there is one, is a snapshot of another commit, so without it the build says
+# "unknown".
 set -euo pipefail
+export HALOMD_COMMIT=${HALOMD_COMMIT:-unknown}
 R=$PWD/.gpudeps
 export CPATH=$R/usr/include:/usr/include/hdf5/serial
 export LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu
