@@ -1,7 +1,9 @@
 #!/bin/bash
 # Kernel time per step on a GPU node with ncu (clocks left alone), summed per kernel: a few MD
 # steps of the 12,288-atom water box (network model in double and in mixed precision, the
-# compressed model) and one of the 15,668-atom protein with its DPA-1 model (double, mixed).
+# compressed model), one of the 15,668-atom protein with its DPA-1 model (double, mixed), and
+# one of the 1.67M-parameter DPA-1 on the 1,536-atom water box (dpa1_water, dpa1_water_mixed:
+# the case of the DPA-1 ratio to DeePMD-kit).
 # Needs build-gpu (node_build.sh). Usage: bash bench/gpu_single/node_profile.sh [steps]
 # CASES lists the cases to profile (default: double mixed compressed dpa1 dpa1_mixed).
 set -uo pipefail
@@ -10,14 +12,16 @@ mkdir -p "$OUT" /tmp/hp
 export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 H=$PWD/build-gpu/halomd W=$PWD/examples/water
 steps=${1:-3}
-P=$PWD/examples/protein
+P=$PWD/examples/protein D=$PWD/tests/data/models
 CASES=${CASES:-"double mixed compressed dpa1 dpa1_mixed"}
 # name model conf steps [setting]
 for c in "double $W/water.dp $W/water_12288.gro $steps" \
          "mixed $W/water.dp $W/water_12288.gro $steps precision=mixed" \
          "compressed $W/water.dp $W/water_12288.gro $steps model-compress=yes" \
          "dpa1 $P/protein_dpa1.dp $P/protein.gro 1" \
-         "dpa1_mixed $P/protein_dpa1.dp $P/protein.gro 1 precision=mixed"; do
+         "dpa1_mixed $P/protein_dpa1.dp $P/protein.gro 1 precision=mixed" \
+         "dpa1_water $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 1" \
+         "dpa1_water_mixed $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 1 precision=mixed"; do
   set -- $c
   grep -qw "$1" <<< "$CASES" || continue
   extra=""; [ $# -ge 5 ] && extra="-set $5"
