@@ -17,6 +17,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "bench_cuda.cuh"
 #include "cuda/blas.cuh"
 
 #include <algorithm>
@@ -25,26 +26,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        if ((x) != 0) {                                                                            \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                         \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
 constexpr int NNEI = 120, H = 256, BATCH = 1536, REPS = 15;
-
-/* Finite values in [-1, 1). */
-template <typename T> __global__ void k_fill(size_t n, T *x)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        unsigned h = (unsigned)i * 2654435761u;
-        h ^= h >> 15;
-        x[i] = (T)((float)(h & 0xffff) / 32768.0f - 1.0f);
-    }
-}
 
 /* Row-major C = op(A) op(B) as dpa1_eval.cu's gemm() asks cuBLAS for it (C^T = op(B)^T op(A)^T):
  * op(A) m x k, op(B) k x n. */
@@ -69,8 +51,8 @@ template <typename T> void run(cublasHandle_t h, const char *type, std::vector<r
     CHECK(cudaMalloc(&qkv, sizeof(T) * sq * BATCH));
     CHECK(cudaMalloc(&a, sizeof(T) * sn * BATCH));
     CHECK(cudaMalloc(&c, sizeof(T) * std::max(sn, sh) * BATCH));
-    k_fill<<<1024, 256>>>(sq * BATCH, qkv);
-    k_fill<<<1024, 256>>>(sn * BATCH, a);
+    k_fill<<<1024, 256>>>(sq * BATCH, 0u, qkv);
+    k_fill<<<1024, 256>>>(sn * BATCH, 0u, a);
     CHECK(cudaDeviceSynchronize());
     cudaEvent_t t0, t1;
     CHECK(cudaEventCreate(&t0));

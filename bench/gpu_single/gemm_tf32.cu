@@ -11,19 +11,13 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "bench_cuda.cuh"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        if ((x) != 0) {                                                                            \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                         \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* Deterministic values in [-1, 1) scaled by s. */
 __global__ void k_random(size_t n, unsigned seed, float s, float *x)

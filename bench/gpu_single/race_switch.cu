@@ -14,6 +14,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "bench_cuda.cuh"
 #include "cuda/live_rows.cuh"
 
 #include <cmath>
@@ -26,25 +27,6 @@ namespace
 {
 
 constexpr int ROWS = 4096, K = 256, N = 768;
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        if ((x) != 0) {                                                                            \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                         \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-/* Finite values in [-1, 1). */
-template <typename T> __global__ void k_fill(size_t n, unsigned seed, T *x)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        unsigned h = ((unsigned)i + seed) * 2654435761u;
-        h ^= h >> 15;
-        x[i] = (T)((float)(h & 0xffff) / 32768.0f - 1.0f);
-    }
-}
 
 /* Row-major C[m][N] = A[m][K] W[K][N], as dpa1_eval.cu asks cuBLAS for it. */
 template <typename T> int product(cublasHandle_t h, int m, const T *A, const T *W, T *C)
