@@ -10,15 +10,6 @@
 namespace
 {
 
-/* p[0..n) = v. */
-__global__ void k_fill(size_t n, double v, double *p)
-{
-    const size_t e = thread_index();
-    if (e < n) {
-        p[e] = v;
-    }
-}
-
 /* Dynamic shared memory of k_grad_T: gamma of one centre. */
 constexpr size_t grad_T_smem(int M)
 {

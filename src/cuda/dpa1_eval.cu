@@ -791,10 +791,8 @@ int backward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloc
     k_grad_T<<<nlocal, THREADS, grad_T_smem(M), st>>>(g, s.T, d_dD, s.off, s.nlive, s.R, s.G, s.dY,
                                                       s.dR);
     HMD_CUDA_LAUNCHED("k_grad_T");
-    k_fill<<<blocks_for(rows), THREADS, 0, st>>>(rows, 0.0, s.dsw);
-    HMD_CUDA_LAUNCHED("k_fill");
-    k_fill<<<blocks_for(rows * 3), THREADS, 0, st>>>(rows * 3, 0.0, s.drhat);
-    HMD_CUDA_LAUNCHED("k_fill");
+    HMD_CUDA_CHECK(cudaMemsetAsync(s.dsw, 0, sizeof(double) * rows, st));
+    HMD_CUDA_CHECK(cudaMemsetAsync(s.drhat, 0, sizeof(double) * rows * 3, st));
     V *dy = s.dY, *dx = s.dX;
     for (int l = a->nlayers - 1; l >= 0; l--) {
         rc = attention_backward<V>(a, st, blas, nlocal, l, dy, dx);
