@@ -478,13 +478,12 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
         hmd_cuda_dp_destroy(dp);
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot create a handle");
     }
-    cublasSetStream(dp->blas, dp->stream);
     rc = cudaMalloc(&dp->blas_workspace, BLAS_WORKSPACE_BYTES) == cudaSuccess
              ? HMD_OK
              : hmd_error_set(HMD_ENOMEM, "GPU: no room for the cuBLAS workspace");
     if (!rc) {
         dp->bytes += BLAS_WORKSPACE_BYTES;
-        cublasSetWorkspace(dp->blas, dp->blas_workspace, BLAS_WORKSPACE_BYTES);
+        hmd_blas_set_stream(dp->blas, dp->stream, dp->blas_workspace, BLAS_WORKSPACE_BYTES);
         rc = upload_model(dp, m);
         dp->slots_path = dp->slots_path && !dp->dpa1 && !dp->model.compressed &&
                          (dp->model.type_one_side || m->nfit == m->ntypes);

@@ -869,11 +869,9 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas
         return hmd_error_set(HMD_EDATA, "DPA-1: type %d of atom 0 is not a model type", type0);
     }
     int rc = hmd_cuda_dpa1_reserve(a, nlocal, nl->cap);
+    rc = rc ? rc : hmd_live_use_stream(blas, st, a->blas_ws, a->blas_ws_bytes);
     if (rc) {
         return rc;
-    }
-    if (hmd_blas_set_stream(blas, st, a->blas_ws, a->blas_ws_bytes) != CUBLAS_STATUS_SUCCESS) {
-        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
     }
     return a->mixed
                ? forward_in<float>(a, st, blas, nlocal, d_x, d_type, type0, nl, d_D, d_dropped)
@@ -891,8 +889,9 @@ int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t bla
         return hmd_error_set(HMD_ESOFTWARE, "DPA-1 backward of %d atoms without their forward",
                              nlocal);
     }
-    if (hmd_blas_set_stream(blas, st, a->blas_ws, a->blas_ws_bytes) != CUBLAS_STATUS_SUCCESS) {
-        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
+    const int rc = hmd_live_use_stream(blas, st, a->blas_ws, a->blas_ws_bytes);
+    if (rc) {
+        return rc;
     }
     ncount = ncount > 0 ? ncount : nlocal;
     return a->mixed

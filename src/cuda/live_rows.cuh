@@ -79,6 +79,15 @@ inline int hmd_live_rows_begin(hmd_live_rows *lr, cudaStream_t st, const int *co
     return HMD_OK;
 }
 
+/* Points `blas` at stream st keeping the workspace ws of `bytes` (hmd_blas_set_stream). Returns
+ * HMD_OK or HMD_ESOFTWARE. */
+inline int hmd_live_use_stream(cublasHandle_t blas, cudaStream_t st, void *ws, size_t bytes)
+{
+    return hmd_blas_set_stream(blas, st, ws, bytes) == CUBLAS_STATUS_SUCCESS
+               ? HMD_OK
+               : hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
+}
+
 /* lr again for the backward pass of the evaluation that began it: the count eagerly read then
  * still holds, so it is read again only if the stream's capture state changed since. Returns
  * HMD_OK or HMD_ESOFTWARE. */
@@ -135,9 +144,7 @@ int hmd_live_product(const hmd_live_rows *lr, cudaStream_t st, cudaStream_t side
                                cudaGetErrorString(begin));
             break;
         }
-        if (hmd_blas_set_stream(blas, side, ws, ws_bytes) != CUBLAS_STATUS_SUCCESS) {
-            rc = hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
-        }
+        rc = hmd_live_use_stream(blas, side, ws, ws_bytes);
         rc = rc ? rc : product((int)hmd_live_bucket_rows(lr->full, b));
         cudaGraph_t body;
         const cudaError_t end = cudaStreamEndCapture(side, &body);
@@ -145,10 +152,8 @@ int hmd_live_product(const hmd_live_rows *lr, cudaStream_t st, cudaStream_t side
             rc = hmd_error_set(HMD_ESOFTWARE, "CUDA: a switch body: %s", cudaGetErrorString(end));
         }
     }
-    if (hmd_blas_set_stream(blas, st, ws, ws_bytes) != CUBLAS_STATUS_SUCCESS && !rc) {
-        rc = hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
-    }
-    return rc;
+    const int back = hmd_live_use_stream(blas, st, ws, ws_bytes);
+    return rc ? rc : back;
 }
 
 } // namespace
