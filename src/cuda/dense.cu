@@ -55,6 +55,12 @@ __device__ void dense_backward_skip(size_t rows, const hmd_cuda_layer &L, const 
     }
 }
 
+/* The rows a kernel covers: *nrows from the device when given, else `rows`. */
+__device__ size_t rows_of(size_t rows, const int *nrows)
+{
+    return nrows ? (size_t)*nrows : rows;
+}
+
 } // namespace
 
 /* One kernel per scalar (nvcc's whole-program mode does not let another translation unit
@@ -62,32 +68,32 @@ __device__ void dense_backward_skip(size_t rows, const hmd_cuda_layer &L, const 
 __global__ void hmd_cuda_dense_forward(size_t rows, const int *nrows, hmd_cuda_layer L,
                                        const double *x, double *y, double *kept)
 {
-    dense_forward(nrows ? (size_t)*nrows : rows, L, x, y, kept);
+    dense_forward(rows_of(rows, nrows), L, x, y, kept);
 }
 __global__ void hmd_cuda_dense_forward(size_t rows, const int *nrows, hmd_cuda_layer L,
                                        const float *x, float *y, float *kept)
 {
-    dense_forward(nrows ? (size_t)*nrows : rows, L, x, y, kept);
+    dense_forward(rows_of(rows, nrows), L, x, y, kept);
 }
 __global__ void hmd_cuda_dense_backward_dz(size_t rows, const int *nrows, hmd_cuda_layer L,
                                            const double *kept, const double *g, double *dz)
 {
-    dense_backward_dz(nrows ? (size_t)*nrows : rows, L, kept, g, dz);
+    dense_backward_dz(rows_of(rows, nrows), L, kept, g, dz);
 }
 __global__ void hmd_cuda_dense_backward_dz(size_t rows, const int *nrows, hmd_cuda_layer L,
                                            const float *kept, const float *g, float *dz)
 {
-    dense_backward_dz(nrows ? (size_t)*nrows : rows, L, kept, g, dz);
+    dense_backward_dz(rows_of(rows, nrows), L, kept, g, dz);
 }
 __global__ void hmd_cuda_dense_backward_skip(size_t rows, const int *nrows, hmd_cuda_layer L,
                                              const double *g, double *dx)
 {
-    dense_backward_skip(nrows ? (size_t)*nrows : rows, L, g, dx);
+    dense_backward_skip(rows_of(rows, nrows), L, g, dx);
 }
 __global__ void hmd_cuda_dense_backward_skip(size_t rows, const int *nrows, hmd_cuda_layer L,
                                              const float *g, float *dx)
 {
-    dense_backward_skip(nrows ? (size_t)*nrows : rows, L, g, dx);
+    dense_backward_skip(rows_of(rows, nrows), L, g, dx);
 }
 
 int hmd_cuda_upload(hmd_cuda_weights *w, const void *src, size_t bytes, const void **dst)
