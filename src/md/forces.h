@@ -61,8 +61,7 @@ void hmd_forces_use_replicated(struct hmd_forces *fs);
 /* Moves the evaluation of the model to the GPU (backend = cuda) in `precision`: the host keeps
  * the halo, the GPU builds the neighbour list and computes energies, forces and virial. Call
  * after init. Returns HMD_OK, or HMD_ENOTSUP (no CUDA in the build, no device, a model the GPU
- * path does not run) or another status of hmd_cuda_dp_create, with the
- * reason in the message. */
+ * path does not run) or another status of hmd_cuda_dp_create, with the reason in the message. */
 int hmd_forces_use_cuda(struct hmd_forces *fs, enum hmd_precision precision);
 
 /* Applies the backend and precision parameters: "cpu"; "cuda" (hmd_forces_use_cuda, its errors

@@ -2,7 +2,7 @@
 # Variables: SRC (repository root), CLANG_FORMAT.
 file(GLOB_RECURSE files ${SRC}/src/*.c ${SRC}/src/*.h ${SRC}/src/*.cu ${SRC}/src/*.cuh
      ${SRC}/tests/unit/*.c ${SRC}/tests/unit/*.h ${SRC}/tests/unit/*.cu
-     ${SRC}/bench/*.c ${SRC}/bench/*.cu)
+     ${SRC}/bench/*.c ${SRC}/bench/*.cu ${SRC}/bench/*.cuh)
 set(bad "")
 foreach(f ${files})
   execute_process(COMMAND ${CLANG_FORMAT} --dry-run --Werror ${f}
