@@ -10,18 +10,13 @@ docs/performance.md before any GPU time is spent on it.
 
 Usage: python3 bench/gpu_single/live_counts.py BOX.gro [rcut_A sel] (needs numpy)
 """
+import os
 import sys
 
 import numpy as np
 
-
-def read_gro(path):
-    """Positions (Å) and the orthorhombic box (Å) of a .gro file."""
-    lines = open(path).read().splitlines()
-    n = int(lines[1])
-    x = np.array([[float(l[20:28]), float(l[28:36]), float(l[36:44])] for l in lines[2:2 + n]])
-    box = np.array([float(v) for v in lines[2 + n].split()[:3]])
-    return 10 * x, 10 * box
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from halomd.gmx_tools import NM_TO_A, read_gro  # noqa: E402
 
 
 def live_counts(x, box, rcut, sel):
@@ -49,7 +44,8 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     rcut, sel = (float(argv[2]), int(argv[3])) if len(argv) == 4 else (6.0, 120)
-    x, box = read_gro(argv[1])
+    _, _, x, box = read_gro(argv[1])
+    x, box = NM_TO_A * x, NM_TO_A * box[:3]  # orthorhombic
     live = live_counts(x, box, rcut, sel)
     n = len(live)
     print(f"{n} atoms, rcut {rcut} Å, sel {sel}: live mean {live.mean():.1f}, "
