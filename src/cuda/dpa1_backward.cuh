@@ -94,114 +94,105 @@ __global__ void k_layer_norm_backward(const int *count, const int *crow, int M, 
     }
 }
 
-/* Through A' = A F and the softmax, one row j per warp (dpa1.c attention_backward): dA holds
- * dE/dA' on entry and dE/dS on return; writes A' (for dV), and the pair coefficients whose
- * symmetric sums k_pair_reduce turns into dE/d rhat (Cd, dotr) and dE/d sw (Cs, smooth). Zero
- * outside live x live. */
+/* Dynamic shared memory of k_softmax_backward: four column sums per slot for each warp, and the
+ * four row sums per slot. */
+constexpr size_t softmax_backward_smem(int nnei)
+{
+    return (size_t)(THREADS / 32 + 1) * 4 * nnei * sizeof(double);
+}
+
+/* Through A' = A F and the softmax for centre i = block, one row j per warp at a time (dpa1.c
+ * attention_backward): dA holds dE/dA' on entry and dE/dS on return; writes A' (for dV), zero
+ * outside live x live. The pair coefficients Cd_jk (dotr) and Cs_jk (smooth) are summed over both
+ * ends of each pair, as the CPU adds them: drhat_j += sum_k (Cd_jk + Cd_kj) rhat_k and dsw_j +=
+ * sum_k (Cs_jk + Cs_kj) sw_k. The sums along row j are the row's warp's; those down column k
+ * gather per warp in shared memory (softmax_backward_smem, each lane its own columns), then over
+ * the warps in a fixed order, so the result does not depend on scheduling. */
 template <typename V>
-__global__ void k_softmax_backward(dpa1_model g, size_t rows, const int *live, const double *sw,
+__global__ void k_softmax_backward(dpa1_model g, const int *live, const double *sw,
                                    const double *rhat, const V *S, const V *A, V *dA, V *Ap,
-                                   double *Cd, double *Cs)
+                                   double *dsw, double *drhat)
 {
-    const size_t r = warp_row();
-    if (r >= rows) {
-        return;
-    }
-    const int lane = threadIdx.x % 32, n = g.nnei;
-    const size_t base = r / n * n, o = r * n;
-    if (!live[r]) {
-        for (int k = lane; k < n; k += 32) {
-            dA[o + k] = Ap[o + k] = Cd[o + k] = Cs[o + k] = 0.0;
-        }
-        return;
-    }
-    double rowsum = 0.0; /* sum_k A_jk dE/dA_jk */
-    for (int k = lane; k < n; k += 32) {
-        if (live[base + k]) {
-            double fsw, fd;
-            gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-            rowsum += (double)A[o + k] * ((double)dA[o + k] * (fsw * fd));
-        }
-    }
-    rowsum = warp_sum(rowsum);
-    const double swj = sw[r];
-    for (int k = lane; k < n; k += 32) {
-        double ap = 0.0, cd = 0.0, cs = 0.0, ds = 0.0;
-        if (live[base + k]) {
-            double fsw, fd;
-            gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-            const double a = A[o + k], dap = dA[o + k];
-            ap = a * (fsw * fd);
-            cd = g.dotr ? dap * a * fsw : 0.0;
-            ds = a * (dap * (fsw * fd) - rowsum);
-            if (g.smooth) {
-                /* S' = (S + 20) sw_j sw_k - 20, and A' carries sw_j sw_k */
-                cs = dap * a * fd + ds * ((double)S[o + k] + ATTN_SHIFT);
-                ds *= swj * sw[base + k];
-            }
-        }
-        dA[o + k] = ds;
-        Ap[o + k] = ap;
-        Cd[o + k] = cd;
-        Cs[o + k] = cs;
-    }
-}
-
-/* Dynamic shared memory of k_pair_reduce: four sums per slot. */
-constexpr size_t pair_reduce_smem(int nnei)
-{
-    return (size_t)nnei * 4 * sizeof(double);
-}
-
-/* Centre i = block: for its live rows j, drhat_j += sum_k (Cd_jk + Cd_kj) rhat_k and dsw_j +=
- * sum_k (Cs_jk + Cs_kj) sw_k (the CPU adds both ends of each pair in its loop). The sums over
- * C_kj run down the columns, a column per thread, into shared memory (pair_reduce_smem), and those
- * over C_jk along the rows, a row per warp, so that both read C a row at a time (read down a
- * column by a warp, C_kj took a 32-byte sector for each 8 bytes). */
-__global__ void k_pair_reduce(dpa1_model g, const int *live, const double *sw, const double *rhat,
-                              const double *Cd, const double *Cs, double *dsw, double *drhat)
-{
-    extern __shared__ double col[]; /* [nnei][4] sum_k C_kj (rhat_k, sw_k) */
-    const int n = g.nnei;
+    extern __shared__ double part[]; /* [warps][4][nnei] column sums, then [4][nnei] row sums */
+    const int n = g.nnei, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int nwarps = blockDim.x / 32;
     const size_t base = (size_t)blockIdx.x * n;
-    const double *cd = Cd + base * n, *cs = Cs + base * n;
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        double acc[4] = {0, 0, 0, 0};
-#pragma unroll 4
-        for (int k = 0; k < n; k++) {
-            const double d = cd[(size_t)k * n + j];
-            for (int q = 0; q < 3; q++) {
-                acc[q] += d * rhat[3 * (base + k) + q];
-            }
-            acc[3] += cs[(size_t)k * n + j] * sw[base + k];
-        }
-        for (int q = 0; q < 4; q++) {
-            col[4 * j + q] = acc[q];
-        }
+    double *colw = part + (size_t)warp * 4 * n, *rows = part + (size_t)nwarps * 4 * n;
+    for (int e = threadIdx.x; e < (nwarps + 1) * 4 * n; e += blockDim.x) {
+        part[e] = 0.0;
     }
     __syncthreads();
-    const int lane = threadIdx.x % 32;
-    for (int j = threadIdx.x / 32; j < n; j += blockDim.x / 32) {
-        if (!live[base + j]) {
+    for (int j = warp; j < n; j += nwarps) {
+        const size_t r = base + j, o = r * n;
+        if (!live[r]) {
+            for (int k = lane; k < n; k += 32) {
+                dA[o + k] = Ap[o + k] = 0.0;
+            }
             continue;
         }
-        double acc[4] = {0, 0, 0, 0};
+        double rowsum = 0.0; /* sum_k A_jk dE/dA_jk */
         for (int k = lane; k < n; k += 32) {
-            const double d = cd[(size_t)j * n + k];
-            for (int q = 0; q < 3; q++) {
-                acc[q] += d * rhat[3 * (base + k) + q];
+            if (live[base + k]) {
+                double fsw, fd;
+                gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
+                rowsum += (double)A[o + k] * ((double)dA[o + k] * (fsw * fd));
             }
-            acc[3] += cs[(size_t)j * n + k] * sw[base + k];
+        }
+        rowsum = warp_sum(rowsum);
+        const double swj = sw[r], *rj = rhat + 3 * r;
+        double acc[4] = {0, 0, 0, 0}; /* sum_k Cd_jk rhat_k, sum_k Cs_jk sw_k */
+        for (int k = lane; k < n; k += 32) {
+            double ap = 0.0, ds = 0.0;
+            if (live[base + k]) {
+                double fsw, fd;
+                gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
+                const double a = A[o + k], dap = dA[o + k], swk = sw[base + k];
+                const double *rk = rhat + 3 * (base + k);
+                ap = a * (fsw * fd);
+                ds = a * (dap * (fsw * fd) - rowsum);
+                if (g.dotr) {
+                    const double cd = dap * a * fsw;
+                    for (int q = 0; q < 3; q++) {
+                        acc[q] += cd * rk[q];
+                        colw[q * n + k] += cd * rj[q];
+                    }
+                }
+                if (g.smooth) {
+                    /* S' = (S + 20) sw_j sw_k - 20, and A' carries sw_j sw_k */
+                    const double cs = dap * a * fd + ds * ((double)S[o + k] + ATTN_SHIFT);
+                    acc[3] += cs * swk;
+                    colw[3 * n + k] += cs * swj;
+                    ds *= swj * swk;
+                }
+            }
+            dA[o + k] = ds;
+            Ap[o + k] = ap;
         }
         for (int q = 0; q < 4; q++) {
             acc[q] = warp_sum(acc[q]);
         }
         if (lane == 0) {
-            for (int q = 0; q < 3; q++) {
-                drhat[3 * (base + j) + q] += acc[q] + col[4 * j + q];
+            for (int q = 0; q < 4; q++) {
+                rows[q * n + j] = acc[q];
             }
-            dsw[base + j] += acc[3] + col[4 * j + 3];
         }
+    }
+    __syncthreads();
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        if (!live[base + j]) {
+            continue;
+        }
+        double sum[4];
+        for (int q = 0; q < 4; q++) {
+            sum[q] = rows[q * n + j];
+            for (int w = 0; w < nwarps; w++) {
+                sum[q] += part[((size_t)w * 4 + q) * n + j];
+            }
+        }
+        for (int q = 0; q < 3; q++) {
+            drhat[3 * (base + j) + q] += sum[q];
+        }
+        dsw[base + j] += sum[3];
     }
 }
 

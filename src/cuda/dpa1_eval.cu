@@ -120,16 +120,15 @@ template <typename V> struct scratch {
     double *dsw;   /* [rows] dE/d sw */
     double *drhat; /* [rows][3] dE/d rhat */
     /* temporaries of one phase */
-    V *dY, *dX;      /* [crows][M] */
-    V *dO;           /* [rows][H] O (forward), dE/dO (backward) */
-    V *dA;           /* [cap][nnei][nnei] dE/dA', then dE/dS */
-    V *Ap;           /* [cap][nnei][nnei] A' = A F */
-    double *Cd, *Cs; /* [cap][nnei][nnei] pair coefficients of dE/d rhat and dE/d sw */
-    V *dQKV;         /* [rows][3H] dE/d(q, k, v); [rows][3 max(H, M)] with 3xTF32 */
-    V *x3;           /* 3xTF32: [crows][3M] in_proj's input split (over dQKV: forward only) */
-    V *work;         /* [crows][max(3H, M)]: forward, the raw projections (compacted); backward,
-                        dE/dP (padded), then dE/d(raw q, k, v) (compacted) */
-    V *e[3];         /* [crows][wmax] embedding work (over dO .. work) */
+    V *dY, *dX; /* [crows][M] */
+    V *dO;      /* [rows][H] O (forward), dE/dO (backward) */
+    V *dA;      /* [cap][nnei][nnei] dE/dA', then dE/dS */
+    V *Ap;      /* [cap][nnei][nnei] A' = A F */
+    V *dQKV;    /* [rows][3H] dE/d(q, k, v); [rows][3 max(H, M)] with 3xTF32 */
+    V *x3;      /* 3xTF32: [crows][3M] in_proj's input split (over dQKV: forward only) */
+    V *work;    /* [crows][max(3H, M)]: forward, the raw projections (compacted); backward,
+                   dE/dP (padded), then dE/d(raw q, k, v) (compacted) */
+    V *e[3];    /* [crows][wmax] embedding work (over dO .. work) */
 };
 
 } // namespace
@@ -281,8 +280,6 @@ template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *b
     s->dO = c.take<V>(rows * H);
     s->dA = c.take<V>(rows * n);
     s->Ap = c.take<V>(rows * n);
-    s->Cd = c.take<double>(rows * n);
-    s->Cs = c.take<double>(rows * n);
     s->dQKV = c.take<V>(rows * 3 * (a->tf32x3 ? std::max(H, M) : H));
     s->x3 = s->dQKV;
     s->work = c.take<V>(crows * std::max(3 * H, M));
@@ -431,9 +428,9 @@ int upload_model(hmd_cuda_dpa1 *a, const hmd_dp_model *m)
     if (d->table && !d->strip) {
         return hmd_error_set(HMD_ENOTSUP, "GPU: a DPA-1 compression table in concat mode");
     }
-    if (pair_reduce_smem(d->nnei) > SELECT_SMEM) {
+    if (softmax_backward_smem(d->nnei) > SELECT_SMEM) {
         return hmd_error_set(HMD_ENOTSUP, "GPU: DPA-1 with sel %d (at most %d)", d->nnei,
-                             (int)(SELECT_SMEM / pair_reduce_smem(1)));
+                             (int)(SELECT_SMEM / softmax_backward_smem(1)));
     }
     if (grad_T_smem(d->M) > SELECT_SMEM) {
         return hmd_error_set(HMD_ENOTSUP, "GPU: DPA-1 embedding width %d (at most %d)", d->M,
@@ -660,12 +657,9 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, i
     if (rc) {
         return rc;
     }
-    k_softmax_backward<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, s.live, s.sw, s.rhat, k.S,
-                                                              k.A, s.dA, s.Ap, s.Cd, s.Cs);
+    k_softmax_backward<<<nlocal, THREADS, softmax_backward_smem(n), st>>>(
+        g, s.live, s.sw, s.rhat, k.S, k.A, s.dA, s.Ap, s.dsw, s.drhat);
     HMD_CUDA_LAUNCHED("k_softmax_backward");
-    k_pair_reduce<<<nlocal, THREADS, pair_reduce_smem(n), st>>>(g, s.live, s.sw, s.rhat, s.Cd, s.Cs,
-                                                                s.dsw, s.drhat);
-    HMD_CUDA_LAUNCHED("k_pair_reduce");
     /* per atom: dV = A'^T dO, dQ = dS K, dK = dS^T Q */
     rc = gemm<V>(blas, "A'^T dO", nlocal, n, H, n, true, {s.Ap, n, sn}, false, {s.dO, H, sh}, V(0),
                  s.dQKV + 2 * H, 3 * H, sq);
