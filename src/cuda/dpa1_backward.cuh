@@ -94,35 +94,34 @@ __global__ void k_layer_norm_backward(const int *count, const int *crow, int M, 
     }
 }
 
-/* Dynamic shared memory of k_softmax_backward: four column sums per slot for each warp, and the
- * four row sums per slot. */
+/* Dynamic shared memory of k_softmax_backward: four sums per slot for each warp. */
 constexpr size_t softmax_backward_smem(int nnei)
 {
-    return (size_t)(THREADS / 32 + 1) * 4 * nnei * sizeof(double);
+    return (size_t)WARPS * 4 * nnei * sizeof(double);
 }
 
 /* Through A' = A F and the softmax for centre i = block, one row j per warp at a time (dpa1.c
  * attention_backward): dA holds dE/dA' on entry and dE/dS on return; writes A' (for dV), zero
  * outside live x live. The pair coefficients Cd_jk (dotr) and Cs_jk (smooth) are summed over both
  * ends of each pair, as the CPU adds them: drhat_j += sum_k (Cd_jk + Cd_kj) rhat_k and dsw_j +=
- * sum_k (Cs_jk + Cs_kj) sw_k. The sums along row j are the row's warp's; those down column k
- * gather per warp in shared memory (softmax_backward_smem, each lane its own columns), then over
- * the warps in a fixed order, so the result does not depend on scheduling. */
+ * sum_k (Cs_jk + Cs_kj) sw_k. Each warp gathers its rows' terms per slot in shared memory
+ * (softmax_backward_smem), lane k % 32 holding slot k: down column k, and the sum along row j
+ * (a warp sum) into slot j. Then the warps' sums add in a fixed order, so the result does not
+ * depend on scheduling. Launched with THREADS threads. */
 template <typename V>
 __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *sw,
                                    const double *rhat, const V *S, const V *A, V *dA, V *Ap,
                                    double *dsw, double *drhat)
 {
-    extern __shared__ double part[]; /* [warps][4][nnei] column sums, then [4][nnei] row sums */
+    extern __shared__ double part[]; /* [WARPS][4][nnei] sums per slot */
     const int n = g.nnei, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int nwarps = blockDim.x / 32;
     const size_t base = (size_t)blockIdx.x * n;
-    double *colw = part + (size_t)warp * 4 * n, *rows = part + (size_t)nwarps * 4 * n;
-    for (int e = threadIdx.x; e < (nwarps + 1) * 4 * n; e += blockDim.x) {
+    double *mine = part + (size_t)warp * 4 * n;
+    for (int e = threadIdx.x; e < WARPS * 4 * n; e += THREADS) {
         part[e] = 0.0;
     }
     __syncthreads();
-    for (int j = warp; j < n; j += nwarps) {
+    for (int j = warp; j < n; j += WARPS) {
         const size_t r = base + j, o = r * n;
         if (!live[r]) {
             for (int k = lane; k < n; k += 32) {
@@ -139,7 +138,7 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
             }
         }
         rowsum = warp_sum(rowsum);
-        const double swj = sw[r], *rj = rhat + 3 * r;
+        const double swj = sw[r], rj[3] = {rhat[3 * r], rhat[3 * r + 1], rhat[3 * r + 2]};
         double acc[4] = {0, 0, 0, 0}; /* sum_k Cd_jk rhat_k, sum_k Cs_jk sw_k */
         for (int k = lane; k < n; k += 32) {
             double ap = 0.0, ds = 0.0;
@@ -154,14 +153,14 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
                     const double cd = dap * a * fsw;
                     for (int q = 0; q < 3; q++) {
                         acc[q] += cd * rk[q];
-                        colw[q * n + k] += cd * rj[q];
+                        mine[q * n + k] += cd * rj[q];
                     }
                 }
                 if (g.smooth) {
                     /* S' = (S + 20) sw_j sw_k - 20, and A' carries sw_j sw_k */
                     const double cs = dap * a * fd + ds * ((double)S[o + k] + ATTN_SHIFT);
                     acc[3] += cs * swk;
-                    colw[3 * n + k] += cs * swj;
+                    mine[3 * n + k] += cs * swj;
                     ds *= swj * swk;
                 }
             }
@@ -171,21 +170,20 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
         for (int q = 0; q < 4; q++) {
             acc[q] = warp_sum(acc[q]);
         }
-        if (lane == 0) {
+        if (lane == j % 32) { /* the lane that holds slot j */
             for (int q = 0; q < 4; q++) {
-                rows[q * n + j] = acc[q];
+                mine[q * n + j] += acc[q];
             }
         }
     }
     __syncthreads();
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+    for (int j = threadIdx.x; j < n; j += THREADS) {
         if (!live[base + j]) {
             continue;
         }
-        double sum[4];
-        for (int q = 0; q < 4; q++) {
-            sum[q] = rows[q * n + j];
-            for (int w = 0; w < nwarps; w++) {
+        double sum[4] = {0, 0, 0, 0};
+        for (int w = 0; w < WARPS; w++) {
+            for (int q = 0; q < 4; q++) {
                 sum[q] += part[((size_t)w * 4 + q) * n + j];
             }
         }
