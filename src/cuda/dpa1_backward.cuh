@@ -6,6 +6,7 @@
 #define HMD_CUDA_DPA1_BACKWARD_CUH
 
 #include "cuda/dpa1_device.cuh"
+#include "cuda/tf32x3.cuh"
 
 namespace
 {
@@ -196,10 +197,11 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
 
 /* Back through q~ = c x / |x| (normalize) or c x, one (compacted row, part) per warp, from the
  * padded q~ and dE/dq~ in qkv and dQKV to the compacted dE/dx in out; x / |x| = q~ / c (dpa1.c
- * attention_backward). */
+ * attention_backward). With `split` (3xTF32, fp32 only), out's rows are [dx_hi | dx_lo]
+ * (hmd_tf32_split), 6H wide, for hmd_tf32x3_gemm2_add. */
 template <typename V>
 __global__ void k_qkv_backward(dpa1_model g, const int *count, const int *crow, const V *qkv,
-                               const double *qkvn, const V *dQKV, V *out)
+                               const double *qkvn, const V *dQKV, bool split, V *out)
 {
     const size_t w = warp_row();
     if (w >= (size_t)*count * 3) {
@@ -208,7 +210,18 @@ __global__ void k_qkv_backward(dpa1_model g, const int *count, const int *crow, 
     const int lane = threadIdx.x % 32, H = g.H;
     const size_t pw = (size_t)crow[w / 3] * 3 + w % 3;
     const V *q = qkv + pw * H, *din = dQKV + pw * H;
-    V *d = out + w * H;
+    /* row w / 3 of [dQKV] (3H wide), or of [dQKV_hi | dQKV_lo] (6H) */
+    V *d = out + (split ? (w / 3 * 6 + w % 3) * H : w * H);
+    auto put = [&](int h, double v) {
+        if (split) {
+            float hi, lo;
+            hmd_tf32_split((float)v, &hi, &lo);
+            d[h] = hi;
+            d[3 * H + h] = lo;
+        } else {
+            d[h] = v;
+        }
+    };
     const double norm = qkvn[w], c = w % 3 == 0 ? g.scaling : 1.0;
     if (g.normalize && norm > NORM_EPS) {
         double dot = 0.0;
@@ -217,11 +230,11 @@ __global__ void k_qkv_backward(dpa1_model g, const int *count, const int *crow, 
         }
         dot = warp_sum(dot) / c; /* u . g, u = x / |x| */
         for (int h = lane; h < H; h += 32) {
-            d[h] = c * ((double)din[h] - (double)q[h] / c * dot) / norm;
+            put(h, c * ((double)din[h] - (double)q[h] / c * dot) / norm);
         }
     } else {
         for (int h = lane; h < H; h += 32) {
-            d[h] = (double)din[h] * (c / norm);
+            put(h, (double)din[h] * (c / norm));
         }
     }
 }

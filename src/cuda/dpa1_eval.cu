@@ -282,7 +282,7 @@ template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *b
     s->Ap = c.take<V>(rows * n);
     s->dQKV = c.take<V>(rows * 3 * (a->tf32x3 ? std::max(H, M) : H));
     s->x3 = s->dQKV;
-    s->work = c.take<V>(crows * std::max(3 * H, M));
+    s->work = c.take<V>(crows * std::max(3 * H * (a->tf32x3 ? 2 : 1), M));
     const size_t attention_end = c.used;
     c.used = shared;
     for (V *&e : s->e) {
@@ -371,7 +371,7 @@ int upload_attention(hmd_cuda_dpa1 *a, const hmd_dpa1 *d)
         if (!rc) {
             rc = hmd_cuda_upload_dense(&a->weights, &L->out_proj, &D.w_out, &D.b_out, NULL);
         }
-        D.w_in_f = D.w_out_f = D.w_in_x3 = NULL;
+        D.w_in_f = D.w_out_f = D.w_in_x3 = D.w_in_x3t = NULL;
         if (!rc && a->mixed) {
             rc = hmd_cuda_upload_f32(&a->weights, L->in_proj.w,
                                      (size_t)L->in_proj.n_in * L->in_proj.n_out, &D.w_in_f);
@@ -385,6 +385,12 @@ int upload_attention(hmd_cuda_dpa1 *a, const hmd_dpa1 *d)
                 hmd_tf32x3_weights(L->in_proj.w, L->in_proj.n_in, L->in_proj.n_out);
             rc = hmd_cuda_upload(&a->weights, b3.data(), b3.size() * sizeof(float),
                                  (const void **)&D.w_in_x3);
+        }
+        if (!rc && a->tf32x3) {
+            const std::vector<float> b3t =
+                hmd_tf32x3_weights(L->in_proj.w, L->in_proj.n_out, L->in_proj.n_in, true);
+            rc = hmd_cuda_upload(&a->weights, b3t.data(), b3t.size() * sizeof(float),
+                                 (const void **)&D.w_in_x3t);
         }
         if (!rc) {
             rc = upload(a, L->ln_w, sizeof(double) * d->M, &D.ln_w);
@@ -582,6 +588,40 @@ int in_proj_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, cons
     });
 }
 
+/* dx += dQKV W_in^T over the live rows, from the compacted gradient of the raw projections in
+ * s.work, in double: a DGEMM. */
+int in_proj_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, const attn_layer &,
+                     const scratch<double> &s, const double *w_in, double *dx)
+{
+    const int M = a->g.M, H = a->g.H;
+    return live_product(a, st, blas, [&](int m) {
+        return gemm<double>(blas, "in_proj backward", 1, m, M, 3 * H, false, single(s.work, 3 * H),
+                            true, single(w_in, 3 * H), 1.0, dx, M, 0);
+    });
+}
+
+/* The same in mixed precision: an SGEMM, or with 3xTF32 two TF32 products from s.work = [dQKV_hi
+ * | dQKV_lo] (k_qkv_backward writes the parts) and the split W_in^T. */
+int in_proj_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, const attn_layer &L,
+                     const scratch<float> &s, const float *w_in, float *dx)
+{
+    const int M = a->g.M, H = a->g.H;
+    if (!a->tf32x3) {
+        return live_product(a, st, blas, [&](int m) {
+            return gemm<float>(blas, "in_proj backward", 1, m, M, 3 * H, false,
+                               single(s.work, 3 * H), true, single(w_in, 3 * H), 1.0f, dx, M, 0);
+        });
+    }
+    return live_product(a, st, blas, [&](int m) {
+        const cublasStatus_t r = hmd_tf32x3_gemm2_add(blas, m, M, 3 * H, s.work, L.w_in_x3t, dx, M);
+        return r == CUBLAS_STATUS_SUCCESS
+                   ? HMD_OK
+                   : hmd_error_set(HMD_ESOFTWARE,
+                                   "cuBLAS: DPA-1 in_proj backward (3xTF32) failed (status %d)",
+                                   (int)r);
+    });
+}
+
 /* Attention layer l over s.G in place (dpa1.c attention_forward). */
 template <typename V>
 int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int l)
@@ -675,13 +715,9 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, i
         return rc;
     }
     k_qkv_backward<<<warp_blocks(lr.grid * 3), THREADS, 0, st>>>(g, lr.count, s.crow, k.qkv, k.qkvn,
-                                                                 s.dQKV, s.work);
+                                                                 s.dQKV, a->tf32x3, s.work);
     HMD_CUDA_LAUNCHED("k_qkv_backward");
-    /* dx += dQKV W_in^T, from the compacted gradient of the raw projections */
-    return live_product(a, st, blas, [&](int m) {
-        return gemm<V>(blas, "in_proj backward", 1, m, M, 3 * H, false, single<V>(s.work, 3 * H),
-                       true, single(w_in, 3 * H), V(1), dx, M, 0);
-    });
+    return in_proj_backward(a, st, blas, L, s, w_in, dx);
 }
 
 /* Reverse of the embedding from dg = dE/dg [crows][M] (the net's output; read only): points

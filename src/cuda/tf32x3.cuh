@@ -6,8 +6,10 @@
  *   A3 = [A_hi | A_lo | A_hi] (m x 3k), B3 = [B_hi; B_hi; B_lo] (3k x n), C = A3 B3.
  * On an H200 that runs 1.7x a DGEMM and 2.1x an SGEMM of the same shape, at about four times
  * SGEMM's error (bench/results/gemm_tf32_2026-11-30_50a29eb.json). The weights are split once,
- * at upload (hmd_tf32x3_weights); the activations by hmd_tf32x3_split before each product.
- * Row-major throughout, as the callers store their arrays. */
+ * at upload (hmd_tf32x3_weights); the activations by hmd_tf32x3_split before each product, or,
+ * where the kernel that makes them writes the parts itself, as A2 = [A_hi | A_lo] (m x 2k,
+ * hmd_tf32_split) for two products that take the same three terms (hmd_tf32x3_gemm2_add), so that
+ * A_hi is written once. Row-major throughout, as the callers store their arrays. */
 #ifndef HMD_CUDA_TF32X3_CUH
 #define HMD_CUDA_TF32X3_CUH
 
@@ -33,27 +35,37 @@ __host__ __device__ inline float hmd_tf32_round(float x)
     return r;
 }
 
-/* B3 = [W_hi; W_hi; W_lo] (3k x n, row-major) of the row-major k x n matrix w, its parts taken
- * from the double values: hi = tf32(w), lo = tf32(w - hi). */
-inline std::vector<float> hmd_tf32x3_weights(const double *w, int k, int n)
+/* B3 = [W_hi; W_hi; W_lo] (3k x n, row-major) of the k x n matrix w, its parts taken from the
+ * double values: hi = tf32(w), lo = tf32(w - hi). w is row-major (element (i, j) at w[i n + j]),
+ * or, when `transposed`, the row-major n x k matrix whose transpose is meant (at w[j k + i]). */
+inline std::vector<float> hmd_tf32x3_weights(const double *w, int k, int n, bool transposed = false)
 {
     const size_t kn = (size_t)k * n;
     std::vector<float> b3(3 * kn);
     for (size_t e = 0; e < kn; e++) {
-        const float hi = hmd_tf32_round((float)w[e]);
+        const double x = transposed ? w[(e % n) * k + e / n] : w[e];
+        const float hi = hmd_tf32_round((float)x);
         b3[e] = b3[kn + e] = hi;
-        b3[2 * kn + e] = hmd_tf32_round((float)(w[e] - (double)hi));
+        b3[2 * kn + e] = hmd_tf32_round((float)(x - (double)hi));
     }
     return b3;
 }
 
+/* x = hi + lo to about 2^-21 of x: hi = tf32(x), lo = tf32(x - hi) (x - hi is exact in fp32). */
+__host__ __device__ inline void hmd_tf32_split(float x, float *hi, float *lo)
+{
+    *hi = hmd_tf32_round(x);
+    *lo = hmd_tf32_round(x - *hi);
+}
+
 /* Element e of the row-major a (rows x width) into its three places in A3 = [A_hi | A_lo | A_hi]
- * (rows x 3 width): hi = tf32(x), lo = tf32(x - hi) (x - hi is exact in fp32). */
+ * (rows x 3 width) (hmd_tf32_split). */
 __host__ __device__ inline void hmd_tf32x3_split_element(size_t e, int width, const float *a,
                                                          float *a3)
 {
     const size_t r = e / width, j = e % width;
-    const float x = a[e], hi = hmd_tf32_round(x), lo = hmd_tf32_round(x - hi);
+    float hi, lo;
+    hmd_tf32_split(a[e], &hi, &lo);
     float *row = a3 + 3 * r * width;
     row[j] = hi;
     row[width + j] = lo;
@@ -69,16 +81,35 @@ __global__ void hmd_tf32x3_split(const int *count, int width, const float *a, fl
     }
 }
 
+/* Row-major C (m x n, leading dimension ldc) = beta C + A (m x kk, leading dimension lda) B (kk
+ * x n, leading dimension n), one TF32 product on the tensor cores. Returns cuBLAS's status. */
+inline cublasStatus_t hmd_tf32_gemm(cublasHandle_t h, int m, int n, int kk, const float *a, int lda,
+                                    const float *b, float beta, float *c, int ldc)
+{
+    const float one = 1.0f;
+    /* column-major C^T = B^T A^T */
+    return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, b, CUDA_R_32F, n, a,
+                        CUDA_R_32F, lda, &beta, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
+                        CUBLAS_GEMM_DEFAULT);
+}
+
 /* Row-major C (m x n, leading dimension ldc) = A3 B3 for the split operands above (inner
- * dimension 3k), one TF32 product on the tensor cores. Returns cuBLAS's status. */
+ * dimension 3k), one TF32 product. Returns cuBLAS's status. */
 inline cublasStatus_t hmd_tf32x3_gemm(cublasHandle_t h, int m, int n, int k, const float *a3,
                                       const float *b3, float *c, int ldc)
 {
-    const float one = 1.0f, zero = 0.0f;
-    /* column-major C^T = B3^T A3^T */
-    return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, 3 * k, &one, b3, CUDA_R_32F, n, a3,
-                        CUDA_R_32F, 3 * k, &zero, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
-                        CUBLAS_GEMM_DEFAULT);
+    return hmd_tf32_gemm(h, m, n, 3 * k, a3, 3 * k, b3, 0.0f, c, ldc);
+}
+
+/* Row-major C (m x n, leading dimension ldc) += A B from A2 = [A_hi | A_lo] (m x 2k) and B3:
+ * [A_hi | A_lo] [B_hi; B_hi], then A_hi B_lo, two TF32 products. Returns cuBLAS's status. */
+inline cublasStatus_t hmd_tf32x3_gemm2_add(cublasHandle_t h, int m, int n, int k, const float *a2,
+                                           const float *b3, float *c, int ldc)
+{
+    const cublasStatus_t r = hmd_tf32_gemm(h, m, n, 2 * k, a2, 2 * k, b3, 1.0f, c, ldc);
+    return r != CUBLAS_STATUS_SUCCESS
+               ? r
+               : hmd_tf32_gemm(h, m, n, k, a2, 2 * k, b3 + 2 * (size_t)k * n, 1.0f, c, ldc);
 }
 
 } // namespace

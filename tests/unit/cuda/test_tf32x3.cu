@@ -2,8 +2,9 @@
  * to nearest with ties away from zero, hi + lo within 2^-22 of x, the weights' [hi; hi; lo]
  * layout, and a product of split operands (TF32-exact values, as the tensor cores multiply them,
  * summed in double where the tensor cores sum in fp32) within 2e-6 of the double product, where
- * TF32 alone is off by about 1e-4. A wrong pairing of the parts (e.g. lo with lo) fails the last
- * check. */
+ * TF32 alone is off by about 1e-4, through one product of [hi | lo | hi] and through the two of
+ * [hi | lo] that the backward input projection uses. A wrong pairing of the parts (e.g. lo with
+ * lo) fails the product checks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,12 +118,55 @@ static void test_product(void **state)
     assert_true(worst_tf32 / scale > 1e-5); /* TF32 alone: the compensation matters */
 }
 
+/* C = A W^T through the two products of hmd_tf32x3_gemm2_add: A2 = [A_hi | A_lo] (hmd_tf32_split)
+ * and the split transpose of a row-major N x K matrix (hmd_tf32x3_weights, transposed), against
+ * the double product. A transposition or a wrong pairing of the parts is off by far more. */
+static void test_product_pair(void **state)
+{
+    (void)state;
+    enum { M = 16, K = 192, N = 24 };
+    unsigned s = 5;
+    std::vector<float> a(M * K), a2(2 * M * K);
+    std::vector<double> wt(N * K); /* row-major N x K; B = wt^T */
+    for (float &x : a) {
+        x = (float)urand(&s);
+    }
+    for (double &x : wt) {
+        x = urand(&s) * 0.1;
+    }
+    for (int i = 0; i < M; i++) {
+        for (int k = 0; k < K; k++) {
+            hmd_tf32_split(a[i * K + k], &a2[i * 2 * K + k], &a2[i * 2 * K + K + k]);
+        }
+    }
+    const std::vector<float> b3 = hmd_tf32x3_weights(wt.data(), K, N, true);
+    double worst = 0, scale = 0;
+    for (int i = 0; i < M; i++) {
+        for (int j = 0; j < N; j++) {
+            double exact = 0, pair = 0;
+            for (int k = 0; k < K; k++) {
+                exact += (double)a[i * K + k] * wt[j * K + k];
+            }
+            for (int k = 0; k < 2 * K; k++) { /* [A_hi | A_lo] [B_hi; B_hi] */
+                pair += (double)a2[i * 2 * K + k] * b3[k * N + j];
+            }
+            for (int k = 0; k < K; k++) { /* + A_hi B_lo */
+                pair += (double)a2[i * 2 * K + k] * b3[(2 * K + k) * N + j];
+            }
+            worst = std::fmax(worst, std::fabs(pair - exact));
+            scale = std::fmax(scale, std::fabs(exact));
+        }
+    }
+    assert_true(worst / scale < 2e-6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_product),
+        cmocka_unit_test(test_product_pair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
