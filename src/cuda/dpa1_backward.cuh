@@ -8,6 +8,8 @@
 #include "cuda/dpa1_device.cuh"
 #include "cuda/tf32x3.cuh"
 
+#include <type_traits>
+
 namespace
 {
 
@@ -197,8 +199,8 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
 
 /* Back through q~ = c x / |x| (normalize) or c x, one (compacted row, part) per warp, from the
  * padded q~ and dE/dq~ in qkv and dQKV to the compacted dE/dx in out; x / |x| = q~ / c (dpa1.c
- * attention_backward). With `split` (3xTF32, fp32 only), out's rows are [dx_hi | dx_lo]
- * (hmd_tf32_split), 6H wide, for hmd_tf32x3_gemm2_add. */
+ * attention_backward). With `split` (3xTF32; fp32 only, ignored in double), out's rows are
+ * [dx_hi | dx_lo] (hmd_tf32x2_put), 6H wide, for hmd_tf32x3_gemm2_add. */
 template <typename V>
 __global__ void k_qkv_backward(dpa1_model g, const int *count, const int *crow, const V *qkv,
                                const double *qkvn, const V *dQKV, bool split, V *out)
@@ -210,17 +212,15 @@ __global__ void k_qkv_backward(dpa1_model g, const int *count, const int *crow, 
     const int lane = threadIdx.x % 32, H = g.H;
     const size_t pw = (size_t)crow[w / 3] * 3 + w % 3;
     const V *q = qkv + pw * H, *din = dQKV + pw * H;
-    /* row w / 3 of [dQKV] (3H wide), or of [dQKV_hi | dQKV_lo] (6H) */
-    V *d = out + (split ? (w / 3 * 6 + w % 3) * H : w * H);
+    /* part w % 3 of row w / 3 of dx (3H wide), or its hi and lo parts in [dx_hi | dx_lo] */
     auto put = [&](int h, double v) {
-        if (split) {
-            float hi, lo;
-            hmd_tf32_split((float)v, &hi, &lo);
-            d[h] = hi;
-            d[3 * H + h] = lo;
-        } else {
-            d[h] = v;
+        if constexpr (std::is_same<V, float>::value) {
+            if (split) {
+                hmd_tf32x2_put(out, w / 3, (size_t)(w % 3) * H + h, 3 * (size_t)H, (float)v);
+                return;
+            }
         }
+        out[w * H + h] = v;
     };
     const double norm = qkvn[w], c = w % 3 == 0 ? g.scaling : 1.0;
     if (g.normalize && norm > NORM_EPS) {

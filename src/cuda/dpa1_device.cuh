@@ -38,7 +38,7 @@ struct dpa1_model {
 struct attn_layer {
     const double *w_in, *b_in;     /* [M][3H], [3H] or NULL */
     const double *w_out, *b_out;   /* [H][M], [M] or NULL */
-    const float *w_in_f, *w_out_f; /* fp32 copies (precision = mixed), or NULL */
+    const float *w_in_f, *w_out_f; /* fp32 copies (mixed; w_in_f not with 3xTF32), or NULL */
     const float *w_in_x3;          /* 3xTF32 (mixed): w_in split, [3M][3H] (tf32x3.cuh), or NULL */
     const float *w_in_x3t;         /* and w_in^T split, [9H][M], or NULL */
     const double *ln_w, *ln_b;     /* [M] */

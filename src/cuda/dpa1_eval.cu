@@ -4,9 +4,9 @@
  * Precision. The network's arrays (embedding activations, q, k, v, scores, attention weights,
  * layer-norm state and their gradients) are stored in a scalar V: double, or float with
  * precision = mixed, whose products are then cuBLAS SGEMMs (plain fp32) on fp32 copies of the
- * weights, but for the forward input projection, a 3xTF32 product on the tensor cores
- * (tf32x3.cuh; HALOMD_GPU_TF32X3=0 or a GPU before compute capability 8.0 keeps the SGEMM). Every
- * kernel computes in double whatever it stores; the geometry (R, switch, directions), the
+ * weights, but for the input projection, forward and backward, 3xTF32 products on the tensor
+ * cores (tf32x3.cuh; HALOMD_GPU_TF32X3=0 or a GPU before compute capability 8.0 keeps SGEMMs).
+ * Every kernel computes in double whatever it stores; the geometry (R, switch, directions), the
  * contractions T = G^T R and their gradients (kernels that read G and write dE/dG in V and sum in
  * double), forces and virial stay in double.
  *
@@ -65,9 +65,9 @@ bool switches_setting()
     return !hmd_cuda_setting_off("HALOMD_GPU_SWITCHES");
 }
 
-/* In mixed precision the input projection runs as a 3xTF32 product (tf32x3.cuh) on GPUs with
- * TF32 tensor cores (compute capability 8.0 on) unless HALOMD_GPU_TF32X3=0, which keeps it an
- * SGEMM. */
+/* In mixed precision the input projection, forward and backward, runs as 3xTF32 products
+ * (tf32x3.cuh) on GPUs with TF32 tensor cores (compute capability 8.0 on) unless
+ * HALOMD_GPU_TF32X3=0, which keeps SGEMMs. */
 bool tf32x3_setting()
 {
     int dev = 0, major = 0;
@@ -126,8 +126,9 @@ template <typename V> struct scratch {
     V *Ap;      /* [cap][nnei][nnei] A' = A F */
     V *dQKV;    /* [rows][3H] dE/d(q, k, v); [rows][3 max(H, M)] with 3xTF32 */
     V *x3;      /* 3xTF32: [crows][3M] in_proj's input split (over dQKV: forward only) */
-    V *work;    /* [crows][max(3H, M)]: forward, the raw projections (compacted); backward,
-                   dE/dP (padded), then dE/d(raw q, k, v) (compacted) */
+    V *work;    /* [crows][max(3H, M)], [crows][max(6H, M)] with 3xTF32: forward, the raw
+                   projections (compacted); backward, dE/dP (padded), then dE/d(raw q, k, v)
+                   (compacted; with 3xTF32 as [hi | lo], 6H wide) */
     V *e[3];    /* [crows][wmax] embedding work (over dO .. work) */
 };
 
@@ -372,7 +373,7 @@ int upload_attention(hmd_cuda_dpa1 *a, const hmd_dpa1 *d)
             rc = hmd_cuda_upload_dense(&a->weights, &L->out_proj, &D.w_out, &D.b_out, NULL);
         }
         D.w_in_f = D.w_out_f = D.w_in_x3 = D.w_in_x3t = NULL;
-        if (!rc && a->mixed) {
+        if (!rc && a->mixed && !a->tf32x3) {
             rc = hmd_cuda_upload_f32(&a->weights, L->in_proj.w,
                                      (size_t)L->in_proj.n_in * L->in_proj.n_out, &D.w_in_f);
         }

@@ -8,7 +8,7 @@
  * SGEMM's error (bench/results/gemm_tf32_2026-11-30_50a29eb.json). The weights are split once,
  * at upload (hmd_tf32x3_weights); the activations by hmd_tf32x3_split before each product, or,
  * where the kernel that makes them writes the parts itself, as A2 = [A_hi | A_lo] (m x 2k,
- * hmd_tf32_split) for two products that take the same three terms (hmd_tf32x3_gemm2_add), so that
+ * hmd_tf32x2_put) for two products that take the same three terms (hmd_tf32x3_gemm2_add), so that
  * A_hi is written once. Row-major throughout, as the callers store their arrays. */
 #ifndef HMD_CUDA_TF32X3_CUH
 #define HMD_CUDA_TF32X3_CUH
@@ -56,6 +56,15 @@ __host__ __device__ inline void hmd_tf32_split(float x, float *hi, float *lo)
 {
     *hi = hmd_tf32_round(x);
     *lo = hmd_tf32_round(x - *hi);
+}
+
+/* Element (row, col) x of a row-major matrix `width` wide into its two places in A2 = [A_hi |
+ * A_lo] (2 width wide) (hmd_tf32_split). */
+__host__ __device__ inline void hmd_tf32x2_put(float *a2, size_t row, size_t col, size_t width,
+                                               float x)
+{
+    float *r = a2 + 2 * row * width;
+    hmd_tf32_split(x, &r[col], &r[width + col]);
 }
 
 /* Element e of the row-major a (rows x width) into its three places in A3 = [A_hi | A_lo | A_hi]

@@ -2,9 +2,10 @@
  * to nearest with ties away from zero, hi + lo within 2^-22 of x, the weights' [hi; hi; lo]
  * layout, and a product of split operands (TF32-exact values, as the tensor cores multiply them,
  * summed in double where the tensor cores sum in fp32) within 2e-6 of the double product, where
- * TF32 alone is off by about 1e-4, through one product of [hi | lo | hi] and through the two of
- * [hi | lo] that the backward input projection uses. A wrong pairing of the parts (e.g. lo with
- * lo) fails the product checks. */
+ * TF32 alone is off by about 1e-4; and the cuBLAS calls of the forward (one product of
+ * [hi | lo | hi]) and backward (two of [hi | lo]) input projections, run on the host through a
+ * stand-in for cublasGemmEx. A wrong pairing of the parts (e.g. lo with lo) fails the product
+ * checks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,11 +16,56 @@ extern "C" { /* (cmocka.h has no C++ guards) */
 #include <cmocka.h>
 }
 
-#include "cuda/tf32x3.cuh"
-#include "test_util.h"
+#include <cublas_v2.h>
 
 #include <cmath>
 #include <vector>
+
+/* Whether x has more than TF32's 10 mantissa bits. */
+static bool not_tf32(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return (u & 0x1fffu) != 0;
+}
+
+/* cublasGemmEx on the host, for the products tf32x3.cuh asks for (column-major, no transposes,
+ * fp32 with TF32 compute): the operands must be TF32 values, as the split makes them; sums in
+ * double. Lets the test run the real hmd_tf32x3_gemm and hmd_tf32x3_gemm2_add without a GPU. */
+static cublasStatus_t host_gemm_ex(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb,
+                                   int m, int n, int k, const void *alpha, const void *A,
+                                   cudaDataType at, int lda, const void *B, cudaDataType bt,
+                                   int ldb, const void *beta, void *C, cudaDataType ct, int ldc,
+                                   cublasComputeType_t compute, cublasGemmAlgo_t)
+{
+    if (ta != CUBLAS_OP_N || tb != CUBLAS_OP_N || at != CUDA_R_32F || bt != CUDA_R_32F ||
+        ct != CUDA_R_32F || compute != CUBLAS_COMPUTE_32F_FAST_TF32 || lda < m || ldb < k ||
+        ldc < m) {
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    const float *a = (const float *)A, *b = (const float *)B, al = *(const float *)alpha,
+                be = *(const float *)beta;
+    float *c = (float *)C;
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < m; i++) {
+            double sum = 0;
+            for (int l = 0; l < k; l++) {
+                const float x = a[i + (size_t)l * lda], y = b[l + (size_t)j * ldb];
+                if (not_tf32(x) || not_tf32(y)) {
+                    return CUBLAS_STATUS_EXECUTION_FAILED; /* not a TF32 value */
+                }
+                sum += (double)x * y;
+            }
+            float *cij = c + i + (size_t)j * ldc;
+            *cij = (float)(al * sum + (be == 0.0f ? 0.0 : (double)be * *cij));
+        }
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+#define cublasGemmEx host_gemm_ex
+
+#include "cuda/tf32x3.cuh"
+#include "test_util.h"
 
 static uint32_t to_bits(float f)
 {
@@ -118,43 +164,69 @@ static void test_product(void **state)
     assert_true(worst_tf32 / scale > 1e-5); /* TF32 alone: the compensation matters */
 }
 
-/* C = A W^T through the two products of hmd_tf32x3_gemm2_add: A2 = [A_hi | A_lo] (hmd_tf32_split)
- * and the split transpose of a row-major N x K matrix (hmd_tf32x3_weights, transposed), against
- * the double product. A transposition or a wrong pairing of the parts is off by far more. */
-static void test_product_pair(void **state)
+/* The products as dpa1_eval.cu makes them, through tf32x3.cuh's cuBLAS calls (host_gemm_ex):
+ * backward, dx += dQKV W_in^T from [dx_hi | dx_lo] written as k_qkv_backward writes it
+ * (hmd_tf32x2_put, warp w: row w / 3, part w % 3) and W_in^T split at upload
+ * (hmd_tf32x3_weights, transposed); forward, G W_in from hmd_tf32x3_split_element. Both within
+ * 2e-6 of the double products; a wrong offset, leading dimension or beta is far off. Inputs with
+ * full 24-bit mantissas, so that lo needs its own rounding. */
+static void test_gemm_calls(void **state)
 {
     (void)state;
-    enum { M = 16, K = 192, N = 24 };
-    unsigned s = 5;
-    std::vector<float> a(M * K), a2(2 * M * K);
-    std::vector<double> wt(N * K); /* row-major N x K; B = wt^T */
-    for (float &x : a) {
-        x = (float)urand(&s);
+    enum { ROWS = 37, H = 8, M = 20 }; /* M != 3H, an odd row count */
+    unsigned s = 9;
+    auto full = [&s]() { return (float)(urand(&s) * 1.7320508075688772); };
+    std::vector<double> w(M * 3 * H); /* in_proj.w: [n_in = M][n_out = 3H] */
+    for (double &x : w) {
+        x = urand(&s) * 0.2;
     }
-    for (double &x : wt) {
-        x = urand(&s) * 0.1;
-    }
-    for (int i = 0; i < M; i++) {
-        for (int k = 0; k < K; k++) {
-            hmd_tf32_split(a[i * K + k], &a2[i * 2 * K + k], &a2[i * 2 * K + K + k]);
+    std::vector<float> dqkv(ROWS * 3 * H), resid(ROWS * M), G(ROWS * M);
+    for (std::vector<float> *v : {&dqkv, &resid, &G}) {
+        for (float &x : *v) {
+            x = full();
         }
     }
-    const std::vector<float> b3 = hmd_tf32x3_weights(wt.data(), K, N, true);
+    std::vector<float> work(ROWS * 6 * H, NAN);
+    for (int wi = 0; wi < ROWS * 3; wi++) {
+        for (int h = 0; h < H; h++) {
+            hmd_tf32x2_put(work.data(), wi / 3, (size_t)(wi % 3) * H + h, 3 * H,
+                           dqkv[(size_t)wi * H + h]);
+        }
+    }
+    const std::vector<float> b3t = hmd_tf32x3_weights(w.data(), 3 * H, M, true);
+    std::vector<float> dx = resid;
+    assert_int_equal(
+        hmd_tf32x3_gemm2_add(NULL, ROWS, M, 3 * H, work.data(), b3t.data(), dx.data(), M),
+        CUBLAS_STATUS_SUCCESS);
     double worst = 0, scale = 0;
-    for (int i = 0; i < M; i++) {
-        for (int j = 0; j < N; j++) {
-            double exact = 0, pair = 0;
-            for (int k = 0; k < K; k++) {
-                exact += (double)a[i * K + k] * wt[j * K + k];
+    for (int i = 0; i < ROWS; i++) {
+        for (int j = 0; j < M; j++) {
+            double e = resid[i * M + j];
+            for (int q = 0; q < 3 * H; q++) {
+                e += (double)dqkv[i * 3 * H + q] * w[j * 3 * H + q];
             }
-            for (int k = 0; k < 2 * K; k++) { /* [A_hi | A_lo] [B_hi; B_hi] */
-                pair += (double)a2[i * 2 * K + k] * b3[k * N + j];
+            worst = std::fmax(worst, std::fabs(e - dx[i * M + j]));
+            scale = std::fmax(scale, std::fabs(e));
+        }
+    }
+    assert_true(worst / scale < 2e-6); /* NaN (a hole in work) fails too */
+
+    std::vector<float> x3(ROWS * 3 * M), out(ROWS * 3 * H);
+    for (size_t e = 0; e < G.size(); e++) {
+        hmd_tf32x3_split_element(e, M, G.data(), x3.data());
+    }
+    const std::vector<float> b3 = hmd_tf32x3_weights(w.data(), M, 3 * H);
+    assert_int_equal(hmd_tf32x3_gemm(NULL, ROWS, 3 * H, M, x3.data(), b3.data(), out.data(), 3 * H),
+                     CUBLAS_STATUS_SUCCESS);
+    worst = scale = 0;
+    for (int i = 0; i < ROWS; i++) {
+        for (int j = 0; j < 3 * H; j++) {
+            double e = 0;
+            for (int q = 0; q < M; q++) {
+                e += (double)G[i * M + q] * w[q * 3 * H + j];
             }
-            for (int k = 0; k < K; k++) { /* + A_hi B_lo */
-                pair += (double)a2[i * 2 * K + k] * b3[(2 * K + k) * N + j];
-            }
-            worst = std::fmax(worst, std::fabs(pair - exact));
-            scale = std::fmax(scale, std::fabs(exact));
+            worst = std::fmax(worst, std::fabs(e - out[i * 3 * H + j]));
+            scale = std::fmax(scale, std::fabs(e));
         }
     }
     assert_true(worst / scale < 2e-6);
@@ -166,7 +238,7 @@ int main(void)
         cmocka_unit_test(test_round),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_product),
-        cmocka_unit_test(test_product_pair),
+        cmocka_unit_test(test_gemm_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
