@@ -197,6 +197,10 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
     }
 }
 
+/* Values of a q, k or v row that each lane of k_qkv_backward keeps in registers: H <= 256 in one
+ * read. */
+constexpr int QKV_CACHED = 8;
+
 /* Back through q~ = c x / |x| (normalize) or c x, one (compacted row, part) per warp, from the
  * padded q~ and dE/dq~ in qkv and dQKV to the compacted dE/dx in out; x / |x| = q~ / c (dpa1.c
  * attention_backward). With `split` (3xTF32; fp32 only, ignored in double), out's rows are
@@ -222,20 +226,41 @@ __global__ void k_qkv_backward(dpa1_model g, const int *count, const int *crow, 
         }
         out[w * H + h] = v;
     };
+    /* the first QKV_CACHED values of each lane in registers, all loads in flight at once (the
+     * second pass used to read them again); a row wider than 32 QKV_CACHED reads the rest twice */
+    double qc[QKV_CACHED], dc[QKV_CACHED];
+#pragma unroll
+    for (int i = 0; i < QKV_CACHED; i++) {
+        const int h = lane + 32 * i;
+        qc[i] = h < H ? (double)q[h] : 0.0;
+        dc[i] = h < H ? (double)din[h] : 0.0;
+    }
     const double norm = qkvn[w], c = w % 3 == 0 ? g.scaling : 1.0;
-    if (g.normalize && norm > NORM_EPS) {
-        double dot = 0.0;
-        for (int h = lane; h < H; h += 32) {
+    const bool normalized = g.normalize && norm > NORM_EPS;
+    double dot = 0.0; /* u . g, u = x / |x| */
+    if (normalized) {
+#pragma unroll
+        for (int i = 0; i < QKV_CACHED; i++) {
+            dot += qc[i] * dc[i];
+        }
+        for (int h = lane + 32 * QKV_CACHED; h < H; h += 32) {
             dot += (double)q[h] * (double)din[h];
         }
-        dot = warp_sum(dot) / c; /* u . g, u = x / |x| */
-        for (int h = lane; h < H; h += 32) {
-            put(h, c * ((double)din[h] - (double)q[h] / c * dot) / norm);
+        dot = warp_sum(dot) / c;
+    }
+    /* dE/dx = c (g - u (u . g)) / |x|, or c g / |x| without the normalisation */
+    auto dx = [&](double qh, double dh) {
+        return normalized ? c * (dh - qh / c * dot) / norm : dh * (c / norm);
+    };
+#pragma unroll
+    for (int i = 0; i < QKV_CACHED; i++) {
+        const int h = lane + 32 * i;
+        if (h < H) {
+            put(h, dx(qc[i], dc[i]));
         }
-    } else {
-        for (int h = lane; h < H; h += 32) {
-            put(h, (double)din[h] * (c / norm));
-        }
+    }
+    for (int h = lane + 32 * QKV_CACHED; h < H; h += 32) {
+        put(h, dx((double)q[h], (double)din[h]));
     }
 }
 
