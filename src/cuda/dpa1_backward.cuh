@@ -81,20 +81,28 @@ __global__ void k_layer_norm_backward(const int *count, const int *crow, int M, 
     const int lane = threadIdx.x % 32;
     const size_t r = (size_t)crow[c];
     const V *zh = zhat + r * M, *dy = dY + c * M;
+    /* dE/dy w and zhat of the lane's first features */
+    double dz_kept[FEATURE_KEPT], zh_kept[FEATURE_KEPT];
     double m1 = 0.0, m2 = 0.0;
-    for (int a = lane; a < M; a += 32) {
-        const double dz = (double)dy[a] * L.ln_w[a];
+    each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
+        const double dz = (double)dy[a] * L.ln_w[a], z = zh[a];
         m1 += dz;
-        m2 += dz * (double)zh[a];
-    }
+        m2 += dz * z;
+        if (e < FEATURE_KEPT) {
+            dz_kept[e] = dz, zh_kept[e] = z;
+        }
+    });
     m1 = warp_sum(m1) / M;
     m2 = warp_sum(m2) / M;
     const double sig = sigma[r];
-    for (int a = lane; a < M; a += 32) {
-        const V d = ((double)dy[a] * L.ln_w[a] - m1 - (double)zh[a] * m2) / sig;
+    each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
+        const bool k = e < FEATURE_KEPT;
+        const V d = ((k ? dz_kept[e] : (double)dy[a] * L.ln_w[a]) - m1 -
+                     (k ? zh_kept[e] : (double)zh[a]) * m2) /
+                    sig;
         dX[c * M + a] = d;
         dP[r * M + a] = d;
-    }
+    });
 }
 
 /* Dynamic shared memory of k_softmax_backward: four sums per slot for each warp. */
@@ -132,23 +140,34 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
             }
             continue;
         }
+        /* the lane's first SLOT_KEPT slots in registers: A, dE/dA' and the gate factors */
+        double a_kept[SLOT_KEPT], da_kept[SLOT_KEPT], fsw_kept[SLOT_KEPT], fd_kept[SLOT_KEPT];
         double rowsum = 0.0; /* sum_k A_jk dE/dA_jk */
-        for (int k = lane; k < n; k += 32) {
+        each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
             if (live[base + k]) {
                 double fsw, fd;
                 gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-                rowsum += (double)A[o + k] * ((double)dA[o + k] * (fsw * fd));
+                const double a = A[o + k], dap = dA[o + k];
+                rowsum += a * (dap * (fsw * fd));
+                if (e < SLOT_KEPT) {
+                    a_kept[e] = a, da_kept[e] = dap, fsw_kept[e] = fsw, fd_kept[e] = fd;
+                }
             }
-        }
+        });
         rowsum = warp_sum(rowsum);
         const double swj = sw[r], rj[3] = {rhat[3 * r], rhat[3 * r + 1], rhat[3 * r + 2]};
         double acc[4] = {0, 0, 0, 0}; /* sum_k Cd_jk rhat_k, sum_k Cs_jk sw_k */
-        for (int k = lane; k < n; k += 32) {
+        each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
             double ap = 0.0, ds = 0.0;
             if (live[base + k]) {
-                double fsw, fd;
-                gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-                const double a = A[o + k], dap = dA[o + k], swk = sw[base + k];
+                double fsw, fd, a, dap;
+                if (e < SLOT_KEPT) {
+                    a = a_kept[e], dap = da_kept[e], fsw = fsw_kept[e], fd = fd_kept[e];
+                } else {
+                    gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
+                    a = A[o + k], dap = dA[o + k];
+                }
+                const double swk = sw[base + k];
                 const double *rk = rhat + 3 * (base + k);
                 ap = a * (fsw * fd);
                 ds = a * (dap * (fsw * fd) - rowsum);
@@ -169,7 +188,7 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
             }
             dA[o + k] = ds;
             Ap[o + k] = ap;
-        }
+        });
         for (int q = 0; q < 4; q++) {
             acc[q] = warp_sum(acc[q]);
         }
@@ -197,10 +216,6 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
     }
 }
 
-/* Values of a q, k or v row that each lane of k_qkv_backward keeps in registers: H <= 256 in one
- * read. */
-constexpr int QKV_CACHED = 8;
-
 /* Back through q~ = c x / |x| (normalize) or c x, one (compacted row, part) per warp, from the
  * padded q~ and dE/dq~ in qkv and dQKV to the compacted dE/dx in out; x / |x| = q~ / c (dpa1.c
  * attention_backward). With `split` (3xTF32; fp32 only, ignored in double), out's rows are
@@ -226,42 +241,27 @@ __global__ void k_qkv_backward(dpa1_model g, const int *count, const int *crow, 
         }
         out[w * H + h] = v;
     };
-    /* the first QKV_CACHED values of each lane in registers, all loads in flight at once (the
-     * second pass used to read them again); a row wider than 32 QKV_CACHED reads the rest twice */
-    double qc[QKV_CACHED], dc[QKV_CACHED];
-#pragma unroll
-    for (int i = 0; i < QKV_CACHED; i++) {
-        const int h = lane + 32 * i;
-        qc[i] = h < H ? (double)q[h] : 0.0;
-        dc[i] = h < H ? (double)din[h] : 0.0;
-    }
+    /* the lane's first FEATURE_KEPT values of q and dE/dq in registers (each_lane_slot), all loads
+     * in flight at once */
+    double q_kept[FEATURE_KEPT], d_kept[FEATURE_KEPT];
+    double dot = 0.0; /* u . g, u = x / |x| */
+    each_lane_slot<FEATURE_KEPT>(H, lane, [&](int h, int e) {
+        const double qh = q[h], dh = din[h];
+        dot += qh * dh;
+        if (e < FEATURE_KEPT) {
+            q_kept[e] = qh, d_kept[e] = dh;
+        }
+    });
     const double norm = qkvn[w], c = w % 3 == 0 ? g.scaling : 1.0;
     const bool normalized = g.normalize && norm > NORM_EPS;
-    double dot = 0.0; /* u . g, u = x / |x| */
-    if (normalized) {
-#pragma unroll
-        for (int i = 0; i < QKV_CACHED; i++) {
-            dot += qc[i] * dc[i];
-        }
-        for (int h = lane + 32 * QKV_CACHED; h < H; h += 32) {
-            dot += (double)q[h] * (double)din[h];
-        }
-        dot = warp_sum(dot) / c;
-    }
+    dot = normalized ? warp_sum(dot) / c : 0.0;
     /* dE/dx = c (g - u (u . g)) / |x|, or c g / |x| without the normalisation */
     auto dx = [&](double qh, double dh) {
         return normalized ? c * (dh - qh / c * dot) / norm : dh * (c / norm);
     };
-#pragma unroll
-    for (int i = 0; i < QKV_CACHED; i++) {
-        const int h = lane + 32 * i;
-        if (h < H) {
-            put(h, dx(qc[i], dc[i]));
-        }
-    }
-    for (int h = lane + 32 * QKV_CACHED; h < H; h += 32) {
-        put(h, dx((double)q[h], (double)din[h]));
-    }
+    each_lane_slot<FEATURE_KEPT>(H, lane, [&](int h, int e) {
+        put(h, e < FEATURE_KEPT ? dx(q_kept[e], d_kept[e]) : dx(q[h], din[h]));
+    });
 }
 
 /* Strip mode, one compacted row per warp: dE/dg_s = dE/dG0 (1 + gate w), in place; smooth:

@@ -75,6 +75,29 @@ __device__ size_t thread_index()
     return (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 }
 
+/* What each lane of the warp-per-row kernels keeps in registers (each_lane_slot): slots of an
+ * attention row (k_softmax, k_softmax_backward: nnei <= 128 read once), features of a q, k, v or
+ * layer-norm row (k_qkv_prepare, k_qkv_backward, k_layer_norm and its backward: H, M <= 256). */
+constexpr int SLOT_KEPT = 4;
+constexpr int FEATURE_KEPT = 8;
+
+/* Calls f(k, i) for the slots k = lane, lane + 32, ... < n of the calling lane, in that order,
+ * with i = 0 .. KEPT - 1 for the first KEPT of them and i = KEPT for the rest. The warp-per-row
+ * kernels keep the first ones in registers (arrays of KEPT indexed by i: the loop over them is
+ * unrolled, so i is a constant) and read the rest again at each pass. */
+template <int KEPT, typename F> __device__ inline void each_lane_slot(int n, int lane, F f)
+{
+#pragma unroll
+    for (int i = 0; i < KEPT; i++) {
+        if (lane + 32 * i < n) {
+            f(lane + 32 * i, i);
+        }
+    }
+    for (int k = lane + 32 * KEPT; k < n; k += 32) {
+        f(k, KEPT);
+    }
+}
+
 /* |d| rounded as the CPU rounds it (no fused multiply-add). */
 __device__ double norm_rn(const double d[3])
 {

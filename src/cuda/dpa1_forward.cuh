@@ -212,20 +212,24 @@ __global__ void k_qkv_prepare(dpa1_model g, const int *count, const int *crow, c
     const int lane = threadIdx.x % 32, part = (int)(w % 3), H = g.H;
     const V *x = raw + w * H; /* row w / 3, part w % 3: rows are [q | k | v] */
     V *q = qkv + ((size_t)crow[w / 3] * 3 + part) * H;
+    auto biased = [&](int h) { return (double)x[h] + (b_in ? b_in[part * H + h] : 0.0); };
+    double kept[FEATURE_KEPT]; /* the lane's first values of x + b */
     double ss = 0.0;
-    for (int h = lane; h < H; h += 32) {
-        const double v = (double)x[h] + (b_in ? b_in[part * H + h] : 0.0);
+    each_lane_slot<FEATURE_KEPT>(H, lane, [&](int h, int e) {
+        const double v = biased(h);
         ss += v * v;
-    }
+        if (e < FEATURE_KEPT) {
+            kept[e] = v;
+        }
+    });
     double norm = 1.0;
     if (g.normalize) {
         norm = sqrt(warp_sum(ss));
         norm = norm > NORM_EPS ? norm : NORM_EPS;
     }
     const double scale = (part == 0 ? g.scaling : 1.0) / norm;
-    for (int h = lane; h < H; h += 32) {
-        q[h] = ((double)x[h] + (b_in ? b_in[part * H + h] : 0.0)) * scale;
-    }
+    each_lane_slot<FEATURE_KEPT>(
+        H, lane, [&](int h, int e) { q[h] = (e < FEATURE_KEPT ? kept[e] : biased(h)) * scale; });
     if (lane == 0) {
         qkvn[w] = norm;
     }
@@ -260,36 +264,47 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
         const double sk = Sr[k];
         return g.smooth ? (sk + ATTN_SHIFT) * swj * sw[base + k] - ATTN_SHIFT : sk;
     };
+    /* the lane's first SLOT_KEPT slots in registers: the scores, then their exponentials (the
+     * others go through Ar) */
+    double kept[SLOT_KEPT];
     double mx = -INFINITY;
-    for (int k = lane; k < n; k += 32) {
+    each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
         if (live[base + k]) {
-            mx = fmax(mx, score(k));
+            const double v = score(k);
+            mx = fmax(mx, v);
+            if (e < SLOT_KEPT) {
+                kept[e] = v;
+            }
         }
-    }
+    });
     mx = warp_max(mx);
     if (shifted && -ATTN_SHIFT > mx) {
         mx = -ATTN_SHIFT;
     }
     double den = 0.0;
-    for (int k = lane; k < n; k += 32) {
+    each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
         if (live[base + k]) {
-            const double ex = exp(score(k) - mx);
-            Ar[k] = ex;
+            const double ex = exp((e < SLOT_KEPT ? kept[e] : score(k)) - mx);
+            if (e < SLOT_KEPT) {
+                kept[e] = (double)(V)ex; /* rounded as the slots that go through Ar */
+            } else {
+                Ar[k] = ex;
+            }
             den += ex;
         }
-    }
+    });
     den = warp_sum(den) + (shifted ? nmask * exp(-ATTN_SHIFT - mx) : 0.0);
-    for (int k = lane; k < n; k += 32) {
+    each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
         if (live[base + k]) {
             double fsw, fd;
             gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-            const double a = Ar[k] / den;
+            const double a = (e < SLOT_KEPT ? kept[e] : (double)Ar[k]) / den;
             Ar[k] = a;
             Apr[k] = a * (fsw * fd);
         } else {
             Ar[k] = Apr[k] = 0.0;
         }
-    }
+    });
 }
 
 /* One compacted row per warp: z = (P + b_out) + X, zhat = (z - mean) / sigma, X <- zhat w + b
@@ -306,24 +321,31 @@ __global__ void k_layer_norm(const int *count, const int *crow, int M, attn_laye
     const int lane = threadIdx.x % 32;
     const size_t r = (size_t)crow[c];
     V *z = zhat + r * M, *x = X + c * M;
+    /* z of the lane's first features, rounded as those that go through zhat */
+    double kept[FEATURE_KEPT];
     double sum = 0.0;
-    for (int a = lane; a < M; a += 32) {
+    each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
         const double v = ((double)z[a] + (L.b_out ? L.b_out[a] : 0.0)) + (double)x[a];
-        z[a] = v;
+        if (e < FEATURE_KEPT) {
+            kept[e] = (double)(V)v;
+        } else {
+            z[a] = v;
+        }
         sum += v;
-    }
+    });
     const double mean = warp_sum(sum) / M;
+    auto z_of = [&](int a, int e) { return e < FEATURE_KEPT ? kept[e] : (double)z[a]; };
     double var = 0.0;
-    for (int a = lane; a < M; a += 32) {
-        const double d = (double)z[a] - mean;
+    each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
+        const double d = z_of(a, e) - mean;
         var += d * d;
-    }
+    });
     const double sig = sqrt(warp_sum(var) / M + L.ln_eps);
-    for (int a = lane; a < M; a += 32) {
-        const double zh = ((double)z[a] - mean) / sig;
+    each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
+        const double zh = (z_of(a, e) - mean) / sig;
         z[a] = zh;
         x[a] = zh * L.ln_w[a] + L.ln_b[a];
-    }
+    });
     if (lane == 0) {
         sigma[r] = sig;
     }
