@@ -731,6 +731,16 @@ MODELS = {
         "min_nbor_dist": True,
         "about": ("small se_atten_v2, type_map [C, H, O, N] (attn_layer 2, type_one_side, "
                   "rcut 5.5, sel 100)")},
+    "dpa1_small_wide": {
+        # more than 128 live neighbours and an attention width above 256: the GPU kernels keep
+        # 4 slots and 8 features per lane in registers and read the rest again (each_lane_slot)
+        "config": _dpa1_small("OH", 45, rcut=7.0, sel=192, attn=288, attn_layer=2,
+                              tebd_input_mode="concat", smooth_type_embedding=True,
+                              attn_dotr=True, normalize=True, type_one_side=False,
+                              set_davg_zero=False, concat_output_tebd=True),
+        "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
+        "about": ("small DPA-1 with many slots and a wide attention (rcut 7.0, sel 192, attn "
+                  "288, attn_layer 2, concat, smooth true, two-side, set_davg_zero false)")},
     "dpa1_water": {
         "config": _dpa1_water(41, "float64"),
         "out_bias": _bias("OH"), "bias_atom_e": None, "stat": STAT_WATER, "min_nbor_dist": True,
@@ -819,6 +829,8 @@ GOLDENS = [
     ("dpa1_small_hcno_strip", HCNO_BOX, "pth"),
     ("dpa1_small_hcno_strip", "water_96_small.xyz", "pth"),
     ("se_atten_v2_small_hcno", HCNO_BOX, "pth"),
+    ("dpa1_small_wide", "water_192_ortho.xyz", "pth"),
+    ("dpa1_small_wide", "water_192_triclinic.xyz", "pth"),
     ("dpa1_water", "water_192_ortho.xyz", "pth"),
     # not on water_192_triclinic.xyz: a neighbour pair there lies 1.8e-4 A inside rcut, where
     # this model's attn_dotr gate makes the energy depend on the last bit of the wrapped and

@@ -227,6 +227,7 @@ def twin(halomd, data, work):
               ("se_e2_a_small_gelu_excl.dp", []), ("se_e2_a_water_one_side.dp",
                                                    ["-set", "model-compress=yes"]),
               ("dpa1_water.dp", []), ("dpa1_small_strip_smooth_temp.dp", []),
+              ("dpa1_small_wide.dp", []),
               ("se_atten_v2_small.dp", []), ("dpa1_small_tebd2_excl.dp", []),
               ("compressed_coarse_dpa1_small_strip_l0.dp", [])]
     # se_e2_a in chunks of 7 centres (HALOMD_GPU_CHUNK_ROWS), so small systems take the path
