@@ -81,15 +81,15 @@ __global__ void k_layer_norm_backward(const int *count, const int *crow, int M, 
     const int lane = threadIdx.x % 32;
     const size_t r = (size_t)crow[c];
     const V *zh = zhat + r * M, *dy = dY + c * M;
-    /* dE/dy w and zhat of the lane's first features */
-    double dz_kept[FEATURE_KEPT], zh_kept[FEATURE_KEPT];
+    /* dE/dy and zhat of the lane's first features */
+    double dy_kept[FEATURE_KEPT], zh_kept[FEATURE_KEPT];
     double m1 = 0.0, m2 = 0.0;
     each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
-        const double dz = (double)dy[a] * L.ln_w[a], z = zh[a];
+        const double y = dy[a], z = zh[a], dz = y * L.ln_w[a];
         m1 += dz;
         m2 += dz * z;
         if (e < FEATURE_KEPT) {
-            dz_kept[e] = dz, zh_kept[e] = z;
+            dy_kept[e] = y, zh_kept[e] = z;
         }
     });
     m1 = warp_sum(m1) / M;
@@ -97,9 +97,11 @@ __global__ void k_layer_norm_backward(const int *count, const int *crow, int M, 
     const double sig = sigma[r];
     each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
         const bool k = e < FEATURE_KEPT;
-        const V d = ((k ? dz_kept[e] : (double)dy[a] * L.ln_w[a]) - m1 -
-                     (k ? zh_kept[e] : (double)zh[a]) * m2) /
-                    sig;
+        const double y = k ? dy_kept[e] : (double)dy[a], z = k ? zh_kept[e] : (double)zh[a];
+        /* (dE/dy w - m1 - zhat m2) / sigma as two fused multiply-adds, the roundings the
+         * compiler gave the one expression before the values were kept (a product kept from
+         * the first pass would be rounded once more) */
+        const V d = __fma_rn(-z, m2, __fma_rn(y, L.ln_w[a], -m1)) / sig;
         dX[c * M + a] = d;
         dP[r * M + a] = d;
     });
