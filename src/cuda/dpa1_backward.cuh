@@ -107,6 +107,11 @@ __global__ void k_layer_norm_backward(const int *count, const int *crow, int M, 
     });
 }
 
+/* Blocks of k_softmax_backward an SM holds (at most 80 registers): one block per centre, so a
+ * 1,536-atom system's centres take 2 rounds on 132 SMs; at the 96 registers the compiler takes
+ * unbounded (5 blocks an SM), 3. */
+constexpr int SOFTMAX_BACKWARD_BLOCKS = 6;
+
 /* Dynamic shared memory of k_softmax_backward: four sums per slot for each warp. */
 constexpr size_t softmax_backward_smem(int nnei)
 {
@@ -122,9 +127,9 @@ constexpr size_t softmax_backward_smem(int nnei)
  * (a warp sum) into slot j. Then the warps' sums add in a fixed order, so the result does not
  * depend on scheduling. Launched with THREADS threads. */
 template <typename V>
-__global__ void k_softmax_backward(dpa1_model g, const int *live, const double *sw,
-                                   const double *rhat, const V *S, const V *A, V *dA, V *Ap,
-                                   double *dsw, double *drhat)
+__global__ void __launch_bounds__(THREADS, SOFTMAX_BACKWARD_BLOCKS)
+    k_softmax_backward(dpa1_model g, const int *live, const double *sw, const double *rhat,
+                       const V *S, const V *A, V *dA, V *Ap, double *dsw, double *drhat)
 {
     extern __shared__ double part[]; /* [WARPS][4][nnei] sums per slot */
     const int n = g.nnei, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -142,8 +147,8 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
             }
             continue;
         }
-        /* the lane's first SLOT_KEPT slots in registers: A, dE/dA' and the gate factors */
-        double a_kept[SLOT_KEPT], da_kept[SLOT_KEPT], fsw_kept[SLOT_KEPT], fd_kept[SLOT_KEPT];
+        /* the lane's first SLOT_KEPT slots of A and dE/dA' in registers */
+        double a_kept[SLOT_KEPT], da_kept[SLOT_KEPT];
         double rowsum = 0.0; /* sum_k A_jk dE/dA_jk */
         each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
             if (live[base + k]) {
@@ -152,7 +157,7 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
                 const double a = A[o + k], dap = dA[o + k];
                 rowsum += a * (dap * (fsw * fd));
                 if (e < SLOT_KEPT) {
-                    a_kept[e] = a, da_kept[e] = dap, fsw_kept[e] = fsw, fd_kept[e] = fd;
+                    a_kept[e] = a, da_kept[e] = dap;
                 }
             }
         });
@@ -162,13 +167,11 @@ __global__ void k_softmax_backward(dpa1_model g, const int *live, const double *
         each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
             double ap = 0.0, ds = 0.0;
             if (live[base + k]) {
-                double fsw, fd, a, dap;
-                if (e < SLOT_KEPT) {
-                    a = a_kept[e], dap = da_kept[e], fsw = fsw_kept[e], fd = fd_kept[e];
-                } else {
-                    gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-                    a = A[o + k], dap = dA[o + k];
-                }
+                double fsw, fd;
+                gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
+                const bool kept = e < SLOT_KEPT;
+                const double a = kept ? a_kept[e] : (double)A[o + k],
+                             dap = kept ? da_kept[e] : (double)dA[o + k];
                 const double swk = sw[base + k];
                 const double *rk = rhat + 3 * (base + k);
                 ap = a * (fsw * fd);
