@@ -12,7 +12,9 @@
 # CASES: lines "name model conf steps [setting=value ...] [env:NAME=value ...]" (default: the
 # 1.67M DPA-1 on 1,536 water atoms in double and in mixed precision, 120 steps); env: items and
 # AB_ENV (for every case) set the environment of the new build's run only (for example
-# env:HALOMD_GPU_TF32X3=0, to time a variant that a setting turns off).
+# env:HALOMD_GPU_TF32X3=0, to time a variant that a setting turns off). AB_PROFILE=1 also runs
+# one step of every case with each build under ncu (kernel times only, clocks left alone) and
+# prints the kernels whose time changed most: $OUT/ab_profile.json.
 set -uo pipefail
 case ${1:-} in
   prepare)
@@ -45,21 +47,30 @@ D=$PWD/tests/data/models W=$PWD/examples/water T=/tmp/halomd_ab
 rm -rf $T && mkdir -p $T # a warm node keeps the last call's runs
 CASES=${CASES:-"dpa1_double $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 120
 dpa1_mixed $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 120 precision=mixed"}
-while read -r name model conf steps settings; do
-  [ -n "$name" ] || continue
-  sets=() envs=${AB_ENV:-}
-  for s in $settings; do
-    case $s in env:*) envs="$envs ${s#env:}" ;; *) sets+=(-set "$s") ;; esac
-  done
-  for tree in new base; do
-    H=$PWD/build-gpu/halomd env=$envs
-    [ $tree = base ] && H=$PWD/ab_base/tree/build-gpu/halomd env=
-    (cd $T && env $env timeout 300 $H run -backend cuda -m "$model" -c "$conf" -nsteps "$steps" \
-       -deffnm ${tree}_$name -set nstlist=10 -set verlet-buffer=2 -set dt=0.0005 \
-       -set nstenergy="$steps" -set nstcalcenergy="$steps" -set nstlog=0 "${sets[@]}" \
-       > ${tree}_$name.out 2>&1) || echo "$tree $name: $(tail -2 $T/${tree}_$name.out)"
-  done
-done <<< "$CASES"
+# run_cases DIR NSTEPS [WRAPPER ...]: every case with both builds, in DIR, each for its own number
+# of steps or NSTEPS, under WRAPPER (a profiler) when given.
+run_cases() {
+  local dir=$1 nsteps=$2
+  shift 2
+  mkdir -p "$dir"
+  while read -r name model conf steps settings; do
+    [ -n "$name" ] || continue
+    sets=() envs=${AB_ENV:-}
+    for s in $settings; do
+      case $s in env:*) envs="$envs ${s#env:}" ;; *) sets+=(-set "$s") ;; esac
+    done
+    [ -n "$nsteps" ] && steps=$nsteps
+    for tree in new base; do
+      H=$PWD/build-gpu/halomd env=$envs
+      [ $tree = base ] && H=$PWD/ab_base/tree/build-gpu/halomd env=
+      (cd "$dir" && env $env timeout 300 "$@" $H run -backend cuda -m "$model" -c "$conf" \
+         -nsteps "$steps" -deffnm ${tree}_$name -set nstlist=10 -set verlet-buffer=2 \
+         -set dt=0.0005 -set nstenergy="$steps" -set nstcalcenergy="$steps" -set nstlog=0 \
+         "${sets[@]}" > ${tree}_$name.out 2>&1) || echo "$tree $name: $(tail -2 "$dir/${tree}_$name.out")"
+    done
+  done <<< "$CASES"
+}
+run_cases $T ""
 python3 - "$T" "$OUT/ab.json" "$(cat ab_base/REV)" "${AB_ENV:-}" "$CASES" <<'PY'
 import csv, glob, json, os, sys, time
 t, out, base, env, spec = sys.argv[1:6]
@@ -84,4 +95,32 @@ for name, r in rows.items():
         b, n = r["base"], r["new"]
         print(f"{name:16s} {b['ms_per_step']:9.3f} {n['ms_per_step']:9.3f} "
               f"{n['ms_per_step'] / b['ms_per_step']:9.3f} {n['last_step_pe_eV'] - b['last_step_pe_eV']:10.2e}")
+PY
+[ "${AB_PROFILE:-0}" = 1 ] || exit 0
+run_cases $T/prof 1 ncu --clock-control none --metrics gpu__time_duration.sum --csv
+python3 - "$T/prof" "$OUT/ab_profile.json" <<'PY'
+import collections, csv, glob, json, os, sys
+d, out = sys.argv[1:3]
+def kernels(path):
+    """Microseconds per kernel (name up to its arguments) summed over one step's launches."""
+    rows = [r for r in csv.reader(open(path, errors="replace")) if len(r) > 10]
+    if not rows or "Kernel Name" not in rows[0]:
+        return {}
+    k, v = rows[0].index("Kernel Name"), rows[0].index("Metric Value")
+    t = collections.defaultdict(float)
+    for r in rows[1:]:
+        t[r[k].split("(")[0].replace("void ", "").strip()[:48]] += float(r[v].replace(",", "")) / 1e3
+    return t
+rec = {}
+for f in sorted(glob.glob(os.path.join(d, "new_*.out"))):
+    name = os.path.basename(f)[len("new_"):-len(".out")]
+    new, base = kernels(f), kernels(os.path.join(d, f"base_{name}.out"))
+    delta = {n: new.get(n, 0.0) - base.get(n, 0.0) for n in set(new) | set(base)}
+    top = sorted(delta, key=lambda n: -abs(delta[n]))[:12]
+    rec[name] = {"base_us": sum(base.values()), "new_us": sum(new.values()),
+                 "kernels": {n: {"base_us": base.get(n, 0.0), "new_us": new.get(n, 0.0)} for n in top}}
+    print(f"--- {name}: kernels {sum(base.values()):.0f} -> {sum(new.values()):.0f} us (one step)")
+    for n in top:
+        print(f"{n:48s} {base.get(n, 0.0):9.1f} {new.get(n, 0.0):9.1f} us")
+json.dump(rec, open(out, "w"), indent=1)
 PY
