@@ -49,6 +49,7 @@
 #include "cuda/tf32x3.cuh"
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 extern "C" {
@@ -183,6 +184,14 @@ template <typename V> struct operand {
     long long stride;
 };
 
+/* HMD_OK, or the error of a failed cuBLAS call `what` (status st). */
+int blas_result(cublasStatus_t st, const char *what)
+{
+    return st == CUBLAS_STATUS_SUCCESS
+               ? HMD_OK
+               : hmd_error_set(HMD_ESOFTWARE, "cuBLAS: DPA-1 %s failed (status %d)", what, (int)st);
+}
+
 /* Row-major C = op(A) op(B) + beta C for `batch` matrices in scalar V: op(A) m x k (A stored
  * k x m when ta), op(B) k x n (B stored n x k when tb), leading dimensions as row strides.
  * cuBLAS is column-major, so it is asked for C^T = op(B)^T op(A)^T. */
@@ -193,10 +202,7 @@ int gemm(cublasHandle_t blas, const char *what, int batch, int m, int n, int k, 
     const cublasStatus_t st = hmd_blas_gemm(
         blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, V(1), B.p,
         B.ld, B.stride, A.p, A.ld, A.stride, beta, C, ldc, stride_c, batch);
-    if (st != CUBLAS_STATUS_SUCCESS) {
-        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: DPA-1 %s failed (status %d)", what, (int)st);
-    }
-    return HMD_OK;
+    return blas_result(st, what);
 }
 
 /* A matrix not in a batch. */
@@ -555,71 +561,51 @@ int embedding_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, si
     return HMD_OK;
 }
 
-/* The input projection of the live rows, work = G W_in (compacted), in double: a DGEMM. */
-int in_proj_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, const attn_layer &,
-                    const scratch<double> &s, const double *w_in)
-{
-    const int M = a->g.M, H = a->g.H;
-    return live_product(a, st, blas, [&](int m) {
-        return gemm<double>(blas, "in_proj", 1, m, 3 * H, M, false, single(s.G, M), false,
-                            single(w_in, 3 * H), 0.0, s.work, 3 * H, 0);
-    });
-}
-
-/* The same in mixed precision: an SGEMM, or with 3xTF32 G split into x3 and one TF32 product
- * with the split weights. */
+/* The input projection of the live rows, work = G W_in (compacted): a DGEMM or an SGEMM; with
+ * 3xTF32 (mixed precision), G split into x3 and one TF32 product with the split weights. */
+template <typename V>
 int in_proj_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, const attn_layer &L,
-                    const scratch<float> &s, const float *w_in)
+                    const scratch<V> &s, const V *w_in)
 {
     const int M = a->g.M, H = a->g.H;
-    if (!a->tf32x3) {
-        return live_product(a, st, blas, [&](int m) {
-            return gemm<float>(blas, "in_proj", 1, m, 3 * H, M, false, single(s.G, M), false,
-                               single(w_in, 3 * H), 0.0f, s.work, 3 * H, 0);
-        });
+    if constexpr (std::is_same<V, float>::value) {
+        if (a->tf32x3) {
+            hmd_tf32x3_split<<<blocks_for(a->lr.grid * M), THREADS, 0, st>>>(a->lr.count, M, s.G,
+                                                                             s.x3);
+            HMD_CUDA_LAUNCHED("hmd_tf32x3_split");
+            return live_product(a, st, blas, [&](int m) {
+                return blas_result(
+                    hmd_tf32x3_gemm(blas, m, 3 * H, M, s.x3, L.w_in_x3, s.work, 3 * H),
+                    "in_proj (3xTF32)");
+            });
+        }
     }
-    hmd_tf32x3_split<<<blocks_for(a->lr.grid * M), THREADS, 0, st>>>(a->lr.count, M, s.G, s.x3);
-    HMD_CUDA_LAUNCHED("hmd_tf32x3_split");
     return live_product(a, st, blas, [&](int m) {
-        const cublasStatus_t r = hmd_tf32x3_gemm(blas, m, 3 * H, M, s.x3, L.w_in_x3, s.work, 3 * H);
-        return r == CUBLAS_STATUS_SUCCESS
-                   ? HMD_OK
-                   : hmd_error_set(HMD_ESOFTWARE,
-                                   "cuBLAS: DPA-1 in_proj (3xTF32) failed (status %d)", (int)r);
+        return gemm<V>(blas, "in_proj", 1, m, 3 * H, M, false, single(s.G, M), false,
+                       single(w_in, 3 * H), V(0), s.work, 3 * H, 0);
     });
 }
 
 /* dx += dQKV W_in^T over the live rows, from the compacted gradient of the raw projections in
- * s.work, in double: a DGEMM. */
-int in_proj_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, const attn_layer &,
-                     const scratch<double> &s, const double *w_in, double *dx)
-{
-    const int M = a->g.M, H = a->g.H;
-    return live_product(a, st, blas, [&](int m) {
-        return gemm<double>(blas, "in_proj backward", 1, m, M, 3 * H, false, single(s.work, 3 * H),
-                            true, single(w_in, 3 * H), 1.0, dx, M, 0);
-    });
-}
-
-/* The same in mixed precision: an SGEMM, or with 3xTF32 two TF32 products from s.work = [dQKV_hi
- * | dQKV_lo] (k_qkv_backward writes the parts) and the split W_in^T. */
+ * s.work: a DGEMM or an SGEMM; with 3xTF32, two TF32 products from s.work = [dQKV_hi | dQKV_lo]
+ * (k_qkv_backward writes the parts) and the split W_in^T. */
+template <typename V>
 int in_proj_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, const attn_layer &L,
-                     const scratch<float> &s, const float *w_in, float *dx)
+                     const scratch<V> &s, const V *w_in, V *dx)
 {
     const int M = a->g.M, H = a->g.H;
-    if (!a->tf32x3) {
-        return live_product(a, st, blas, [&](int m) {
-            return gemm<float>(blas, "in_proj backward", 1, m, M, 3 * H, false,
-                               single(s.work, 3 * H), true, single(w_in, 3 * H), 1.0f, dx, M, 0);
-        });
+    if constexpr (std::is_same<V, float>::value) {
+        if (a->tf32x3) {
+            return live_product(a, st, blas, [&](int m) {
+                return blas_result(
+                    hmd_tf32x3_gemm2_add(blas, m, M, 3 * H, s.work, L.w_in_x3t, dx, M),
+                    "in_proj backward (3xTF32)");
+            });
+        }
     }
     return live_product(a, st, blas, [&](int m) {
-        const cublasStatus_t r = hmd_tf32x3_gemm2_add(blas, m, M, 3 * H, s.work, L.w_in_x3t, dx, M);
-        return r == CUBLAS_STATUS_SUCCESS
-                   ? HMD_OK
-                   : hmd_error_set(HMD_ESOFTWARE,
-                                   "cuBLAS: DPA-1 in_proj backward (3xTF32) failed (status %d)",
-                                   (int)r);
+        return gemm<V>(blas, "in_proj backward", 1, m, M, 3 * H, false, single(s.work, 3 * H), true,
+                       single(w_in, 3 * H), V(1), dx, M, 0);
     });
 }
 
