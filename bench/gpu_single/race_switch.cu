@@ -18,11 +18,13 @@
 
 #include "bench_cuda.cuh"
 #include "cuda/live_rows.cuh"
+#include "cuda/tf32x3.cuh"
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace
@@ -31,20 +33,19 @@ namespace
 constexpr int ROWS = 4096, N = 768;
 
 /* Row-major C[m][N] = A[m][K] W[K][N], as dpa1_eval.cu asks cuBLAS for it; with tf32 (float
- * only) as one TF32 product. */
+ * only) as one TF32 product (hmd_tf32_gemm, as the 3xTF32 products run). */
 template <typename T>
 int product(cublasHandle_t h, bool tf32, int m, int K, const T *A, const T *W, T *C)
 {
     cublasStatus_t r;
-    if (tf32) {
-        const float one = 1.0f, zero = 0.0f;
-        r = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, m, K, &one, W, CUDA_R_32F, N, A,
-                         CUDA_R_32F, K, &zero, C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F_FAST_TF32,
-                         CUBLAS_GEMM_DEFAULT);
-    } else {
-        r = hmd_blas_gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, m, K, T(1), W, N, 0, A, K, 0, T(0), C, N,
-                          0, 1);
+    if constexpr (std::is_same<T, float>::value) {
+        if (tf32) {
+            r = hmd_tf32_gemm(h, m, N, K, A, K, W, 0.0f, C, N);
+            return r == CUBLAS_STATUS_SUCCESS ? HMD_OK : HMD_ESOFTWARE;
+        }
     }
+    r = hmd_blas_gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, m, K, T(1), W, N, 0, A, K, 0, T(0), C, N, 0,
+                      1);
     return r == CUBLAS_STATUS_SUCCESS ? HMD_OK : HMD_ESOFTWARE;
 }
 
