@@ -102,13 +102,18 @@ int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, double *x_home, double *
  * wrapped, then ghosts) and types [nall] as the host halo left them, ghost g an image of home
  * atom ghost_src[g] shifted by ghost_shift[g] (dd/halo_plan.h hmd_halo_plan_self_images);
  * builds the list with cut-off rlist, computes forces and, unless initial, finishes the step.
- * The only place device memory grows. Synchronises. */
+ * *forces_s (unless NULL): the device's time from the forces to the end of the step (s), the
+ * part of the list step that the performance table counts as Force. The only place device
+ * memory grows. Synchronises. */
 int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, const double *x, const int *type,
                                  const int *ghost_src, const double *ghost_shift, double rlist,
-                                 bool initial);
+                                 bool initial, double *forces_s);
 
 /* A whole step with the current list, as one CUDA graph; asynchronous. */
 int hmd_cuda_md_step(struct hmd_cuda_md *md);
+
+/* Waits until the device has done the steps queued on it. Synchronises. */
+int hmd_cuda_md_wait(struct hmd_cuda_md *md);
 
 /* Largest distance any atom will have moved since the last list once the next step's first
  * half is done (Å): decides whether that step rebuilds. Synchronises. */
@@ -177,13 +182,18 @@ static inline int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, double *x_
 static inline int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, const double *x,
                                                const int *type, const int *ghost_src,
                                                const double *ghost_shift, double rlist,
-                                               bool initial)
+                                               bool initial, double *forces_s)
 {
     (void)md, (void)nall, (void)x, (void)type, (void)ghost_src, (void)ghost_shift, (void)rlist,
-        (void)initial;
+        (void)initial, (void)forces_s;
     return hmd_cuda_device_info(NULL, 0);
 }
 static inline int hmd_cuda_md_step(struct hmd_cuda_md *md)
+{
+    (void)md;
+    return hmd_cuda_device_info(NULL, 0);
+}
+static inline int hmd_cuda_md_wait(struct hmd_cuda_md *md)
 {
     (void)md;
     return hmd_cuda_device_info(NULL, 0);

@@ -235,7 +235,8 @@ struct hmd_cuda_md {
     size_t bytes;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    unsigned long graph_generation; /* dp generation + ghost reallocations it was made for */
+    cudaEvent_t forces_begin, forces_end; /* a list step's forces and second half */
+    unsigned long graph_generation;       /* dp generation + ghost reallocations it was made for */
     unsigned long ghost_generation;
 };
 
@@ -413,6 +414,8 @@ extern "C" int hmd_cuda_md_create(struct hmd_cuda_md **out, struct hmd_cuda_dp *
         return rc;
     }
     HMD_CUDA_CHECK(cudaMallocHost((void **)&md->pinned, sizeof(double) * 16));
+    HMD_CUDA_CHECK(cudaEventCreate(&md->forces_begin));
+    HMD_CUDA_CHECK(cudaEventCreate(&md->forces_end));
     static_assert(sizeof(long long) == sizeof(int64_t), "ids are 64-bit");
     HMD_CUDA_CHECK(cudaMemcpy(md->v, v, sizeof(double) * 3 * n, cudaMemcpyHostToDevice));
     HMD_CUDA_CHECK(cudaMemcpy(md->k, k.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
@@ -445,7 +448,8 @@ extern "C" int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, double *x_hom
 
 extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, const double *x,
                                             const int *type, const int *ghost_src,
-                                            const double *ghost_shift, double rlist, bool initial)
+                                            const double *ghost_shift, double rlist, bool initial,
+                                            double *forces_s)
 {
     const int nlocal = md->nlocal, nghost = nall - nlocal;
     cudaStream_t st = hmd_cuda_dp_stream(md->dp);
@@ -482,12 +486,19 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, co
     double lo[3], hi[3];
     hmd_cuda_bounds(nall, x, lo, hi);
     rc = hmd_cuda_dp_build_list(md->dp, nlocal, nall, lo, hi, rlist);
+    HMD_CUDA_CHECK(cudaEventRecord(md->forces_begin, st));
     rc = rc ? rc : launch_forces(md);
     if (!rc) { /* the second half ends with the prediction; the first list has none */
         rc = initial ? launch_predict(md) : launch_second_half(md);
     }
+    HMD_CUDA_CHECK(cudaEventRecord(md->forces_end, st));
     /* the host arrays are the caller's again when this returns */
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    if (!rc && forces_s) {
+        float ms = 0.0f;
+        HMD_CUDA_CHECK(cudaEventElapsedTime(&ms, md->forces_begin, md->forces_end));
+        *forces_s = 1e-3 * ms;
+    }
     return rc;
 }
 
@@ -500,6 +511,12 @@ extern "C" int hmd_cuda_md_step(struct hmd_cuda_md *md)
         }
     }
     HMD_CUDA_CHECK(cudaGraphLaunch(md->exec, hmd_cuda_dp_stream(md->dp)));
+    return HMD_OK;
+}
+
+extern "C" int hmd_cuda_md_wait(struct hmd_cuda_md *md)
+{
+    HMD_CUDA_CHECK(cudaStreamSynchronize(hmd_cuda_dp_stream(md->dp)));
     return HMD_OK;
 }
 
@@ -560,5 +577,11 @@ extern "C" void hmd_cuda_md_destroy(struct hmd_cuda_md *md)
         cudaFree(p);
     }
     cudaFreeHost(md->pinned);
+    if (md->forces_begin) {
+        cudaEventDestroy(md->forces_begin);
+    }
+    if (md->forces_end) {
+        cudaEventDestroy(md->forces_end);
+    }
     delete md;
 }

@@ -91,7 +91,8 @@ void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_t
     if (perf->device_bytes > 0) {
         fprintf(out,
                 "GPU memory %.1f MiB, %.0f bytes per atom (the whole step on the GPU: "
-                "Force covers integration, halo and the Deep Potential)\n",
+                "Force is the device's time for the steps, integration, halo and the Deep "
+                "Potential; Neighbour list is the list steps' own work)\n",
                 perf->device_bytes / 1048576.0, perf->device_bytes / perf->natoms);
     }
     fprintf(out, "\n%-16s %12s %12s %12s %10s %8s\n", "Section", "min (s)", "avg (s)", "max (s)",

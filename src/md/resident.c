@@ -30,12 +30,13 @@ static int ghost_images(struct hmd_resident *r, const struct hmd_forces *fs,
 }
 
 static int upload_list(struct hmd_resident *r, struct hmd_forces *fs, struct hmd_atoms *atoms,
-                       bool initial)
+                       bool initial, double *forces_s)
 {
     int rc = ghost_images(r, fs, atoms);
     if (!rc) {
         rc = hmd_cuda_md_finish_list_step(r->dev, hmd_atoms_nall(atoms), atoms->x, atoms->type,
-                                          r->ghost_src, r->ghost_shift, fs->rlist, initial);
+                                          r->ghost_src, r->ghost_shift, fs->rlist, initial,
+                                          forces_s);
     }
     return rc;
 }
@@ -61,7 +62,7 @@ int hmd_resident_start(struct hmd_resident *r, struct hmd_forces *fs, struct hmd
     };
     int rc = hmd_cuda_md_create(&r->dev, fs->cuda, &c, atoms->mass, atoms->id, atoms->v);
     if (!rc) {
-        rc = upload_list(r, fs, atoms, true);
+        rc = upload_list(r, fs, atoms, true, NULL);
     }
     if (!rc) {
         rc = hmd_resident_fetch(r, fs, atoms, false, false, true, NULL);
@@ -75,14 +76,19 @@ int hmd_resident_begin_list_step(struct hmd_resident *r, struct hmd_atoms *atoms
 }
 
 int hmd_resident_finish_list_step(struct hmd_resident *r, struct hmd_forces *fs,
-                                  struct hmd_atoms *atoms)
+                                  struct hmd_atoms *atoms, double *forces_s)
 {
-    return upload_list(r, fs, atoms, false);
+    return upload_list(r, fs, atoms, false, forces_s);
 }
 
 int hmd_resident_step(struct hmd_resident *r)
 {
     return hmd_cuda_md_step(r->dev);
+}
+
+int hmd_resident_wait(struct hmd_resident *r)
+{
+    return hmd_cuda_md_wait(r->dev);
 }
 
 int hmd_resident_next_displacement(struct hmd_resident *r, double *disp)

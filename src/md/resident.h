@@ -32,12 +32,16 @@ int hmd_resident_start(struct hmd_resident *r, struct hmd_forces *fs, struct hmd
 int hmd_resident_begin_list_step(struct hmd_resident *r, struct hmd_atoms *atoms, double *moved);
 
 /* Second part, after hmd_forces_rebuild made the ghosts: uploads them, builds the list,
- * computes forces and finishes the step on the device. */
+ * computes forces and finishes the step on the device; *forces_s is the device's time from the
+ * forces to the end of the step (s). */
 int hmd_resident_finish_list_step(struct hmd_resident *r, struct hmd_forces *fs,
-                                  struct hmd_atoms *atoms);
+                                  struct hmd_atoms *atoms, double *forces_s);
 
 /* A step that keeps the list (one CUDA graph); asynchronous. */
 int hmd_resident_step(struct hmd_resident *r);
+
+/* Waits until the device has done the steps queued on it. */
+int hmd_resident_wait(struct hmd_resident *r);
 
 /* The largest distance any atom will have moved since the last list once the next step's
  * first half is done (Å): whether that step rebuilds. Synchronises. */

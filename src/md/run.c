@@ -750,15 +750,30 @@ static void report_progress(struct md *md, bool last)
     fflush(stderr);
 }
 
+/* backend = cuda: waits for the steps queued on the device, so that their time counts as Force
+ * and not as the phase that next needs the device (a list step, an output step): the host
+ * timers of the other phases then hold only their own work. */
+static int wait_for_steps(struct md *md)
+{
+    const double t0 = hmd_wtime();
+    const int rc = hmd_resident_wait(&md->gpu);
+    md->timers.total[HMD_TIMER_FORCE] += hmd_wtime() - t0;
+    return rc;
+}
+
 /* backend = cuda: what this output step writes, copied from the device. */
 static int fetch_outputs(struct md *md, bool energy, bool frame)
 {
     if (!md->gpu.dev || (!energy && !frame)) {
         return HMD_OK;
     }
+    int rc = wait_for_steps(md);
+    if (rc) {
+        return rc;
+    }
     hmd_timer_start(&md->timers, HMD_TIMER_OUTPUT);
-    int rc = hmd_resident_fetch(&md->gpu, &md->fs, &md->sys.atoms, frame, true, frame,
-                                &md->thermostat_work);
+    rc = hmd_resident_fetch(&md->gpu, &md->fs, &md->sys.atoms, frame, true, frame,
+                            &md->thermostat_work);
     hmd_timer_stop(&md->timers, HMD_TIMER_OUTPUT);
     if (!rc) {
         note_dropped(md); /* on the GPU the host sees the count at output steps */
@@ -827,15 +842,21 @@ static int md_step(struct md *md)
 }
 
 /* backend = cuda: the step on the device; the host joins at neighbour-list steps (decided by
- * nstlist, or by the displacement the device predicted for this step) and output steps. */
+ * nstlist, or by the displacement the device predicted for this step) and output steps. The
+ * performance table's Force is the device's time for the steps (integration, halo and the Deep
+ * Potential), Neighbour list the list steps' own work (positions to the host, ghosts, the list). */
 static int md_step_gpu(struct md *md)
 {
     const double half = 0.5 * md->p.verlet_buffer;
     const bool rebuild = md->p.nstlist > 0 ? md->step % md->p.nstlist == 0 : md->next_disp > half;
     int rc;
     if (rebuild) {
+        rc = wait_for_steps(md);
+        if (rc) {
+            return rc;
+        }
         hmd_timer_start(&md->timers, HMD_TIMER_NEIGHBOR);
-        double moved = 0.0;
+        double moved = 0.0, forces_s = 0.0;
         rc = hmd_resident_begin_list_step(&md->gpu, &md->sys.atoms, &moved);
         if (!rc && md->p.nstlist > 0 && moved > half) {
             rc = moved_too_far(md, -1, moved);
@@ -844,9 +865,12 @@ static int md_step_gpu(struct md *md)
             rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
         }
         if (!rc) {
-            rc = hmd_resident_finish_list_step(&md->gpu, &md->fs, &md->sys.atoms);
+            rc = hmd_resident_finish_list_step(&md->gpu, &md->fs, &md->sys.atoms, &forces_s);
         }
         hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
+        md->timers.total[HMD_TIMER_NEIGHBOR] -= forces_s;
+        md->timers.total[HMD_TIMER_FORCE] += forces_s;
+        md->timers.calls[HMD_TIMER_FORCE]++;
     } else {
         hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
         rc = hmd_resident_step(&md->gpu);

@@ -3,7 +3,7 @@
 # report "skipped" (exit 77) on a machine without a GPU; `make test` leaves them out there and
 # says so.
 if(HMD_HAVE_CUDA)
-  foreach(t goldens twin dense nve mdtwin mixed)
+  foreach(t goldens twin dense nve mdtwin phases mixed)
     add_test(NAME gpu.${t}
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/check_gpu.py ${t}
               $<TARGET_FILE:halomd> ${HMD_TEST_DATA} ${CMAKE_CURRENT_BINARY_DIR}/gpu/${t})
