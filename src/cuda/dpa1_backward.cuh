@@ -315,8 +315,10 @@ __global__ void k_table_backward(const int *count, int M, const V *dg, const V *
 
 /* Atom i = block, its live neighbours over the threads (dpa1.c hmd_dpa1_backward, then
  * dp_eval.c scatter_pass): dE/dR = dR + dE/dR0 (dr0 [crows], `dr0_stride` apart) + the rhat
- * term, then dE/dd_ij through the normalisation, the Jacobian and the switch; forces by atomics,
- * the virial of centres i < ncount. */
+ * term, then dE/dd_ij through the normalisation, the Jacobian and the switch; forces on the
+ * neighbours by atomics, the force on i and the virial of centres i < ncount summed over each
+ * warp first (atomic adds of every thread on i's three and the block's nine addresses queued one
+ * behind another). Launched with THREADS threads. */
 template <typename V>
 __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *type,
                         const int *nlive, const int *off, const int *livej, const int *nbr,
@@ -331,7 +333,7 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
         vir[threadIdx.x] = 0.0;
     }
     __syncthreads();
-    double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, fi[3] = {0, 0, 0};
     for (int k = threadIdx.x; k < nlive[i]; k += blockDim.x) {
         const size_t e = (size_t)i * nnei + k;
         const int j = livej[e]; /* the neighbour's rank, which its statistics follow */
@@ -374,7 +376,7 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
             }
             gr[q] = v;
             atomicAdd(&f[3 * nb + q], -v);
-            atomicAdd(&f[3 * i + q], v);
+            fi[q] += v;
         }
         for (int a = 0; a < 3 && counted; a++) {
             for (int b = 0; b < 3; b++) {
@@ -382,8 +384,19 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
             }
         }
     }
-    for (int q = 0; q < 9 && counted; q++) {
-        atomicAdd(&vir[q], w[q]);
+    for (int q = 0; q < 3; q++) {
+        fi[q] = warp_sum(fi[q]);
+    }
+    for (int q = 0; q < 9; q++) {
+        w[q] = warp_sum(w[q]);
+    }
+    if (threadIdx.x % 32 == 0) {
+        for (int q = 0; q < 3; q++) {
+            atomicAdd(&f[3 * i + q], fi[q]);
+        }
+        for (int q = 0; q < 9 && counted; q++) {
+            atomicAdd(&vir[q], w[q]);
+        }
     }
     __syncthreads();
     if (counted && threadIdx.x < 9) {

@@ -319,7 +319,9 @@ size_t gamma_smem_bytes(const hmd_cuda_model &g)
 }
 
 /* Forces and virial from px = G gamma and py = dG gamma ([slot][4] each, block layout) of every
- * live slot (descriptor_backward's per-row part). One thread per slot. */
+ * live slot (descriptor_backward's per-row part). One thread per slot; the virial is summed over
+ * each warp before it meets the block's (an atomic add of every thread on the same nine
+ * addresses queued them one behind another). */
 __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, const double *x,
                              const int *type, const int *idx, const int *slots_all, const double *R,
                              const double *jac, const double *px, const double *py, double *f,
@@ -331,6 +333,7 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
         vir[threadIdx.x] = 0.0;
     }
     __syncthreads();
+    double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (e < (size_t)rows * m.nnei) {
         const int row = (int)(e / m.nnei), j = (int)(e % m.nnei);
@@ -348,11 +351,19 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
             }
             if (i < ncount) {
                 for (int u = 0; u < 3; u++) {
-                    for (int w = 0; w < 3; w++) {
-                        atomicAdd(&vir[3 * u + w], -gr[u] * d[w]);
+                    for (int v = 0; v < 3; v++) {
+                        w[3 * u + v] = -gr[u] * d[v];
                     }
                 }
             }
+        }
+    }
+    for (int q = 0; q < 9; q++) {
+        w[q] = warp_sum(w[q]); /* (lane 0's) */
+    }
+    if (threadIdx.x % 32 == 0) {
+        for (int q = 0; q < 9; q++) {
+            atomicAdd(&vir[q], w[q]);
         }
     }
     __syncthreads();
