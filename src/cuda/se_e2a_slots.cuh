@@ -318,10 +318,26 @@ size_t gamma_smem_bytes(const hmd_cuda_model &g)
     return bytes <= 48 * 1024 ? bytes : 0;
 }
 
+/* Sum of v over the lanes from this one to the end of its run of equal `key` (consecutive lanes
+ * with the same key, as the slots of one row are): the run's first lane gets the whole run. */
+__device__ double run_sum(double v, int key)
+{
+    const int lane = threadIdx.x % 32;
+    for (int o = 1; o < 32; o <<= 1) {
+        const double u = __shfl_down_sync(0xffffffffu, v, o);
+        const int k = __shfl_down_sync(0xffffffffu, key, o);
+        if (lane + o < 32 && k == key) {
+            v += u;
+        }
+    }
+    return v;
+}
+
 /* Forces and virial from px = G gamma and py = dG gamma ([slot][4] each, block layout) of every
- * live slot (descriptor_backward's per-row part). One thread per slot; the virial is summed over
- * each warp before it meets the block's (an atomic add of every thread on the same nine
- * addresses queued them one behind another). */
+ * live slot (descriptor_backward's per-row part). One thread per slot; the force on each centre
+ * is summed over its slots in the warp (run_sum) and the virial over the warp before their
+ * atomic adds (an atomic add of every thread on the same addresses queued them one behind
+ * another). */
 __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, const double *x,
                              const int *type, const int *idx, const int *slots_all, const double *R,
                              const double *jac, const double *px, const double *py, double *f,
@@ -333,11 +349,12 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
         vir[threadIdx.x] = 0.0;
     }
     __syncthreads();
-    double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, fi[3] = {0, 0, 0};
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e < (size_t)rows * m.nnei) {
-        const int row = (int)(e / m.nnei), j = (int)(e % m.nnei);
-        const int i = idx[row], ti = type[i], tau = block_of_slot(m, j);
+    const bool in = e < (size_t)rows * m.nnei;
+    const int row = (int)(e / m.nnei), i = in ? idx[row] : -1;
+    if (in) {
+        const int j = (int)(e % m.nnei), ti = type[i], tau = block_of_slot(m, j);
         const int nb = slots_all[(size_t)row * m.nnei + j];
         if (nb >= 0 && !m.exclude[ti * m.ntypes + tau]) {
             const size_t p = slot_index(m, rows, row, j, tau);
@@ -347,7 +364,7 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
             for (int q = 0; q < 3; q++) {
                 d[q] = x[3 * nb + q] - x[3 * i + q];
                 atomicAdd(&f[3 * nb + q], -gr[q]);
-                atomicAdd(&f[3 * i + q], gr[q]);
+                fi[q] = gr[q];
             }
             if (i < ncount) {
                 for (int u = 0; u < 3; u++) {
@@ -358,10 +375,19 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
             }
         }
     }
+    for (int q = 0; q < 3; q++) {
+        fi[q] = run_sum(fi[q], row);
+    }
+    const int lane = threadIdx.x % 32, before = __shfl_up_sync(0xffffffffu, row, 1);
+    if (in && (lane == 0 || before != row)) { /* the first of the row's slots in this warp */
+        for (int q = 0; q < 3; q++) {
+            atomicAdd(&f[3 * i + q], fi[q]);
+        }
+    }
     for (int q = 0; q < 9; q++) {
         w[q] = warp_sum(w[q]); /* (lane 0's) */
     }
-    if (threadIdx.x % 32 == 0) {
+    if (lane == 0) {
         for (int q = 0; q < 9; q++) {
             atomicAdd(&vir[q], w[q]);
         }
