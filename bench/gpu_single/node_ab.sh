@@ -14,7 +14,9 @@
 # AB_ENV (for every case) set the environment of the new build's run only (for example
 # env:HALOMD_GPU_TF32X3=0, to time a variant that a setting turns off). AB_PROFILE=1 also runs
 # one step of every case with each build under ncu (kernel times only, clocks left alone) and
-# prints the kernels whose time changed most: $OUT/ab_profile.json.
+# prints the kernels whose time changed most: $OUT/ab_profile.json. ncu in this mode leaves out
+# the kernels inside CUDA graphs, so these are the kernels of step 0's eager evaluation (with
+# its list build), which runs the same kernels as the graph over the exact live rows.
 set -uo pipefail
 case ${1:-} in
   prepare)
