@@ -486,12 +486,16 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, co
     double lo[3], hi[3];
     hmd_cuda_bounds(nall, x, lo, hi);
     rc = hmd_cuda_dp_build_list(md->dp, nlocal, nall, lo, hi, rlist);
-    HMD_CUDA_CHECK(cudaEventRecord(md->forces_begin, st));
+    if (!rc && forces_s) {
+        HMD_CUDA_CHECK(cudaEventRecord(md->forces_begin, st));
+    }
     rc = rc ? rc : launch_forces(md);
     if (!rc) { /* the second half ends with the prediction; the first list has none */
         rc = initial ? launch_predict(md) : launch_second_half(md);
     }
-    HMD_CUDA_CHECK(cudaEventRecord(md->forces_end, st));
+    if (!rc && forces_s) {
+        HMD_CUDA_CHECK(cudaEventRecord(md->forces_end, st));
+    }
     /* the host arrays are the caller's again when this returns */
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
     if (!rc && forces_s) {

@@ -319,7 +319,8 @@ size_t gamma_smem_bytes(const hmd_cuda_model &g)
 }
 
 /* Sum of v over the lanes from this one to the end of its run of equal `key` (consecutive lanes
- * with the same key, as the slots of one row are): the run's first lane gets the whole run. */
+ * with the same key, as the slots of one row are): the run's first lane gets the whole run.
+ * Every lane of the warp calls it. */
 __device__ double run_sum(double v, int key)
 {
     const int lane = threadIdx.x % 32;
@@ -337,7 +338,7 @@ __device__ double run_sum(double v, int key)
  * live slot (descriptor_backward's per-row part). One thread per slot; the force on each centre
  * is summed over its slots in the warp (run_sum) and the virial over the warp before their
  * atomic adds (an atomic add of every thread on the same addresses queued them one behind
- * another). */
+ * another). Launched with a multiple of 32 threads a block. */
 __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, const double *x,
                              const int *type, const int *idx, const int *slots_all, const double *R,
                              const double *jac, const double *px, const double *py, double *f,
