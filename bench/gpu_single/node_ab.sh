@@ -13,7 +13,8 @@
 # 1.67M DPA-1 on 1,536 water atoms in double and in mixed precision, 120 steps); env: items and
 # AB_ENV (for every case) set the environment of the new build's run only (for example
 # env:HALOMD_GPU_TF32X3=0, to time a variant that a setting turns off). AB_PROFILE=1 also runs
-# one step of every case with each build under ncu (kernel times only, clocks left alone) and
+# one step of every case with each build under ncu (kernel times only, clocks and caches left
+# alone: without --cache-control none ncu empties the L2 before each kernel) and
 # prints the kernels whose time changed most: $OUT/ab_profile.json. ncu in this mode leaves out
 # the kernels inside CUDA graphs, so these are the kernels of step 0's eager evaluation (with
 # its list build), which runs the same kernels as the graph over the exact live rows.
@@ -99,7 +100,7 @@ for name, r in rows.items():
               f"{n['ms_per_step'] / b['ms_per_step']:9.3f} {n['last_step_pe_eV'] - b['last_step_pe_eV']:10.2e}")
 PY
 [ "${AB_PROFILE:-0}" = 1 ] || exit 0
-run_cases $T/prof 1 ncu --clock-control none --metrics gpu__time_duration.sum --csv
+run_cases $T/prof 1 ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv
 python3 - "$T/prof" "$OUT/ab_profile.json" <<'PY'
 import collections, csv, glob, json, os, sys
 d, out = sys.argv[1:3]
