@@ -13,8 +13,9 @@
 
 #include "core/error.h"
 
-/* Starts MPI when built with it (a no-op otherwise). Call once, first thing in main. Without
- * it (a test or a library user), the functions below behave as for one rank. */
+/* Starts MPI when built with it and started by an MPI launcher (mpirun, mpiexec, srun); else,
+ * and without MPI, a no-op. Call once, first thing in main. Without MPI started (a lone
+ * process, a test, a library user), the functions below behave as for one rank. */
 void hmd_comm_init(int *argc, char ***argv);
 
 /* Ends MPI. Call once, last thing in main. */

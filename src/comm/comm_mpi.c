@@ -24,8 +24,29 @@
 static int world_rank, world_size = 1;
 static int active; /* MPI initialised by hmd_comm_init: without it, one rank (library use) */
 
+/* Whether a process manager started this process (mpirun or mpiexec of Open MPI, MPICH, Intel
+ * MPI or MVAPICH, Slurm's srun): each sets one of these in its processes' environment. */
+static int launched_by_mpi(void)
+{
+    static const char *const vars[] = {
+        "OMPI_COMM_WORLD_SIZE", "PMI_RANK",           "PMI_SIZE", "PMIX_RANK",
+        "MPI_LOCALNRANKS",      "MV2_COMM_WORLD_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        if (getenv(vars[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void hmd_comm_init(int *argc, char ***argv)
 {
+    if (!launched_by_mpi()) {
+        /* one rank, without MPI: Open MPI's start of a lone process spawns a daemon and makes
+         * session directories under TMPDIR, and processes that start together race to create
+         * the same one (seen as "mkdir /tmp/ompi.HOST.UID: File exists" in parallel tests) */
+        return;
+    }
     CHECK(MPI_Init(argc, argv));
     CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
     CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
