@@ -15,9 +15,10 @@
 # env:HALOMD_GPU_TF32X3=0, to time a variant that a setting turns off). AB_PROFILE=1 also runs
 # one step of every case with each build under ncu (kernel times only, clocks and caches left
 # alone: without --cache-control none ncu empties the L2 before each kernel) and
-# prints the kernels whose time changed most: $OUT/ab_profile.json. ncu in this mode leaves out
-# the kernels inside CUDA graphs, so these are the kernels of step 0's eager evaluation (with
-# its list build), which runs the same kernels as the graph over the exact live rows.
+# prints the kernels whose time changed most: $OUT/ab_profile.json. For DPA-1 (a graph with
+# switch nodes) ncu lists none of the graph's kernels, so these are the kernels of step 0's
+# eager evaluation (with its list build), the graph's kernels over the exact live rows; for
+# se_e2_a the one-step sum is twice the step, as if step 1's graph were listed too.
 set -uo pipefail
 case ${1:-} in
   prepare)

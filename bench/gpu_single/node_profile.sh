@@ -4,8 +4,8 @@
 # compressed model), one of the 15,668-atom protein with its DPA-1 model (double, mixed), and
 # one of the 1.67M-parameter DPA-1 on the 1,536-atom water box (dpa1_water, dpa1_water_mixed:
 # the case of the DPA-1 ratio to DeePMD-kit).
-# ncu in this mode leaves out the kernels inside CUDA graphs: what it lists is step 0's eager
-# evaluation with its list build, and the list steps among the steps asked for.
+# For DPA-1 (a graph with switch nodes) ncu in this mode lists none of the graph's kernels: what
+# it lists is step 0's eager evaluation with its list build and the list steps among the steps.
 # Needs build-gpu (node_build.sh). Usage: bash bench/gpu_single/node_profile.sh [steps]
 # CASES lists the cases to profile (default: double mixed compressed dpa1 dpa1_mixed).
 set -uo pipefail
