@@ -45,16 +45,25 @@ __global__ void k_grad_T(dpa1_model g, const double *T, const double *dD, const 
         const double r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3];
         const V *Gk = G + (first + k) * M;
         V *dYk = dY + (first + k) * M;
+        /* the lane's first FEATURE_KEPT values of G's row, loaded together before any store to
+         * dY (which the compiler must assume may alias G: loaded one by one after each store,
+         * every load waited out the memory's latency) */
+        double g_kept[FEATURE_KEPT];
+        each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
+            if (e < FEATURE_KEPT) {
+                g_kept[e] = (double)Gk[a];
+            }
+        });
         double acc[4] = {0, 0, 0, 0};
-        for (int a = lane; a < M; a += 32) {
+        each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
             const double g0 = gam[a], g1 = gam[M + a], g2 = gam[2 * M + a], g3 = gam[3 * M + a];
             dYk[a] = r0 * g0 + r1 * g1 + r2 * g2 + r3 * g3;
-            const double ga = (double)Gk[a];
+            const double ga = e < FEATURE_KEPT ? g_kept[e] : (double)Gk[a];
             acc[0] += ga * g0;
             acc[1] += ga * g1;
             acc[2] += ga * g2;
             acc[3] += ga * g3;
-        }
+        });
         for (int c = 0; c < 4; c++) {
             acc[c] = warp_sum(acc[c]);
         }
@@ -125,14 +134,17 @@ constexpr size_t softmax_backward_smem(int nnei)
  * sum_k (Cs_jk + Cs_kj) sw_k. Each warp gathers its rows' terms per slot in shared memory
  * (softmax_backward_smem), lane k % 32 holding slot k: down column k, and the sum along row j
  * (a warp sum) into slot j. Then the warps' sums add in a fixed order, so the result does not
- * depend on scheduling. Launched with THREADS threads. */
+ * depend on scheduling. Whether a slot is live is k < nlive[i] (the live slots come first), a
+ * compare rather than a load, so that the loads of a lane's slots do not wait on one another.
+ * Launched with THREADS threads. */
 template <typename V>
 __global__ void __launch_bounds__(THREADS, SOFTMAX_BACKWARD_BLOCKS)
-    k_softmax_backward(dpa1_model g, const int *live, const double *sw, const double *rhat,
+    k_softmax_backward(dpa1_model g, const int *nlive, const double *sw, const double *rhat,
                        const V *S, const V *A, V *dA, V *Ap, double *dsw, double *drhat)
 {
     extern __shared__ double part[]; /* [WARPS][4][nnei] sums per slot */
     const int n = g.nnei, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int nl = nlive[blockIdx.x]; /* the live slots come first: slot k is live when k < nl */
     const size_t base = (size_t)blockIdx.x * n;
     double *mine = part + (size_t)warp * 4 * n;
     for (int e = threadIdx.x; e < WARPS * 4 * n; e += THREADS) {
@@ -141,7 +153,7 @@ __global__ void __launch_bounds__(THREADS, SOFTMAX_BACKWARD_BLOCKS)
     __syncthreads();
     for (int j = warp; j < n; j += WARPS) {
         const size_t r = base + j, o = r * n;
-        if (!live[r]) {
+        if (j >= nl) {
             for (int k = lane; k < n; k += 32) {
                 dA[o + k] = Ap[o + k] = 0.0;
             }
@@ -151,7 +163,7 @@ __global__ void __launch_bounds__(THREADS, SOFTMAX_BACKWARD_BLOCKS)
         double a_kept[SLOT_KEPT], da_kept[SLOT_KEPT];
         double rowsum = 0.0; /* sum_k A_jk dE/dA_jk */
         each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
-            if (live[base + k]) {
+            if (k < nl) {
                 double fsw, fd;
                 gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
                 const double a = A[o + k], dap = dA[o + k];
@@ -166,7 +178,7 @@ __global__ void __launch_bounds__(THREADS, SOFTMAX_BACKWARD_BLOCKS)
         double acc[4] = {0, 0, 0, 0}; /* sum_k Cd_jk rhat_k, sum_k Cs_jk sw_k */
         each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
             double ap = 0.0, ds = 0.0;
-            if (live[base + k]) {
+            if (k < nl) {
                 double fsw, fd;
                 gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
                 const bool kept = e < SLOT_KEPT;
@@ -205,7 +217,7 @@ __global__ void __launch_bounds__(THREADS, SOFTMAX_BACKWARD_BLOCKS)
     }
     __syncthreads();
     for (int j = threadIdx.x; j < n; j += THREADS) {
-        if (!live[base + j]) {
+        if (j >= nl) {
             continue;
         }
         double sum[4] = {0, 0, 0, 0};

@@ -636,8 +636,8 @@ int attention_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, in
     if (rc) {
         return rc;
     }
-    k_softmax<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, s.live, s.nlive, s.sw, s.rhat, k.S,
-                                                     k.A, s.Ap);
+    k_softmax<<<warp_blocks(rows), THREADS, 0, st>>>(g, rows, s.nlive, s.sw, s.rhat, k.S, k.A,
+                                                     s.Ap);
     HMD_CUDA_LAUNCHED("k_softmax");
     /* per atom: O = A' V; then P = O W_out into zhat over every row, and the layer norm */
     rc = gemm<V>(blas, "A' V", nlocal, n, H, n, false, {s.Ap, n, sn}, false,
@@ -685,7 +685,7 @@ int attention_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, i
         return rc;
     }
     k_softmax_backward<<<nlocal, THREADS, softmax_backward_smem(n), st>>>(
-        g, s.live, s.sw, s.rhat, k.S, k.A, s.dA, s.Ap, s.dsw, s.drhat);
+        g, s.nlive, s.sw, s.rhat, k.S, k.A, s.dA, s.Ap, s.dsw, s.drhat);
     HMD_CUDA_LAUNCHED("k_softmax_backward");
     /* per atom: dV = A'^T dO, dQ = dS K, dK = dS^T Q */
     rc = gemm<V>(blas, "A'^T dO", nlocal, n, H, n, true, {s.Ap, n, sn}, false, {s.dO, H, sh}, V(0),

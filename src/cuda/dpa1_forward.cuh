@@ -239,8 +239,8 @@ __global__ void k_qkv_prepare(dpa1_model g, const int *count, const int *crow, c
  * live row, with the smooth shift and the masked slots' share of the denominator, and
  * A' = A F. Rows and columns that are not live get A = A' = 0. */
 template <typename V>
-__global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int *nlive,
-                          const double *sw, const double *rhat, const V *S, V *A, V *Ap)
+__global__ void k_softmax(dpa1_model g, size_t rows, const int *nlive, const double *sw,
+                          const double *rhat, const V *S, V *A, V *Ap)
 {
     const size_t r = warp_row();
     if (r >= rows) {
@@ -248,16 +248,17 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
     }
     const int lane = threadIdx.x % 32, n = g.nnei;
     const size_t i = r / n, base = i * n;
+    const int nl = nlive[i]; /* the live slots come first: slot k is live when k < nl */
     const V *Sr = S + r * n;
     V *Ar = A + r * n, *Apr = Ap + r * n;
-    if (!live[r]) {
+    if ((int)(r - base) >= nl) {
         for (int k = lane; k < n; k += 32) {
             Ar[k] = Apr[k] = 0.0;
         }
         return;
     }
     const double swj = sw[r];
-    const int nmask = n - nlive[i]; /* empty and excluded slots: score -20 (smooth) */
+    const int nmask = n - nl; /* empty and excluded slots: score -20 (smooth) */
     const bool shifted = g.smooth && nmask > 0;
     /* the score of column k, shifted in smooth mode */
     auto score = [&](int k) {
@@ -269,7 +270,7 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
     double kept[SLOT_KEPT];
     double mx = -INFINITY;
     each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
-        if (live[base + k]) {
+        if (k < nl) {
             const double v = score(k);
             mx = fmax(mx, v);
             if (e < SLOT_KEPT) {
@@ -283,7 +284,7 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
     }
     double den = 0.0;
     each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
-        if (live[base + k]) {
+        if (k < nl) {
             const double ex = exp((e < SLOT_KEPT ? kept[e] : score(k)) - mx);
             if (e < SLOT_KEPT) {
                 kept[e] = (double)(V)ex; /* rounded as the slots that go through Ar */
@@ -295,7 +296,7 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *live, const int 
     });
     den = warp_sum(den) + (shifted ? nmask * exp(-ATTN_SHIFT - mx) : 0.0);
     each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
-        if (live[base + k]) {
+        if (k < nl) {
             double fsw, fd;
             gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
             const double a = (e < SLOT_KEPT ? kept[e] : (double)Ar[k]) / den;
