@@ -140,7 +140,8 @@ constexpr size_t softmax_backward_smem(int nnei)
 template <typename V>
 __global__ void __launch_bounds__(THREADS, SOFTMAX_BACKWARD_BLOCKS)
     k_softmax_backward(dpa1_model g, const int *nlive, const double *sw, const double *rhat,
-                       const V *S, const V *A, V *dA, V *Ap, double *dsw, double *drhat)
+                       const V *__restrict__ S, const V *__restrict__ A, V *__restrict__ dA,
+                       V *__restrict__ Ap, double *dsw, double *drhat)
 {
     extern __shared__ double part[]; /* [WARPS][4][nnei] sums per slot */
     const int n = g.nnei, lane = threadIdx.x % 32, warp = threadIdx.x / 32;

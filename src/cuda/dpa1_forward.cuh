@@ -240,7 +240,8 @@ __global__ void k_qkv_prepare(dpa1_model g, const int *count, const int *crow, c
  * A' = A F. Rows and columns that are not live get A = A' = 0. */
 template <typename V>
 __global__ void k_softmax(dpa1_model g, size_t rows, const int *nlive, const double *sw,
-                          const double *rhat, const V *S, V *A, V *Ap)
+                          const double *rhat, const V *__restrict__ S, V *__restrict__ A,
+                          V *__restrict__ Ap)
 {
     const size_t r = warp_row();
     if (r >= rows) {
