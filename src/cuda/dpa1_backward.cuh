@@ -48,17 +48,17 @@ __global__ void k_grad_T(dpa1_model g, const double *T, const double *dD, const 
         /* the lane's first FEATURE_KEPT values of G's row, loaded together before any store to
          * dY (which the compiler must assume may alias G: loaded one by one after each store,
          * every load waited out the memory's latency) */
-        double g_kept[FEATURE_KEPT];
+        V g_kept[FEATURE_KEPT];
         each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
             if (e < FEATURE_KEPT) {
-                g_kept[e] = (double)Gk[a];
+                g_kept[e] = Gk[a];
             }
         });
         double acc[4] = {0, 0, 0, 0};
         each_lane_slot<FEATURE_KEPT>(M, lane, [&](int a, int e) {
             const double g0 = gam[a], g1 = gam[M + a], g2 = gam[2 * M + a], g3 = gam[3 * M + a];
             dYk[a] = r0 * g0 + r1 * g1 + r2 * g2 + r3 * g3;
-            const double ga = e < FEATURE_KEPT ? g_kept[e] : (double)Gk[a];
+            const double ga = (double)(e < FEATURE_KEPT ? g_kept[e] : Gk[a]);
             acc[0] += ga * g0;
             acc[1] += ga * g1;
             acc[2] += ga * g2;
@@ -160,18 +160,22 @@ __global__ void __launch_bounds__(THREADS, SOFTMAX_BACKWARD_BLOCKS)
             }
             continue;
         }
-        /* the lane's first SLOT_KEPT slots of A and dE/dA' in registers */
+        /* the lane's first SLOT_KEPT slots of A and dE/dA' in registers, loaded together */
         double a_kept[SLOT_KEPT], da_kept[SLOT_KEPT];
+        each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
+            if (e < SLOT_KEPT && k < nl) {
+                a_kept[e] = A[o + k], da_kept[e] = dA[o + k];
+            }
+        });
         double rowsum = 0.0; /* sum_k A_jk dE/dA_jk */
         each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
             if (k < nl) {
                 double fsw, fd;
                 gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-                const double a = A[o + k], dap = dA[o + k];
+                const bool kept = e < SLOT_KEPT;
+                const double a = kept ? a_kept[e] : (double)A[o + k],
+                             dap = kept ? da_kept[e] : (double)dA[o + k];
                 rowsum += a * (dap * (fsw * fd));
-                if (e < SLOT_KEPT) {
-                    a_kept[e] = a, da_kept[e] = dap;
-                }
             }
         });
         rowsum = warp_sum(rowsum);

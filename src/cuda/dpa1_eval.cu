@@ -100,7 +100,6 @@ template <typename V> struct scratch {
     int *slots;    /* [cap][nnei] neighbour index by distance rank, or -1 for an empty slot */
     int *livej;    /* [rows] rank (slot) of the k-th live neighbour */
     int *nbr;      /* [rows] neighbour index; -1 if not live */
-    int *live;     /* [rows] 1: a live neighbour */
     int *filled;   /* [cap] occupied slots (real or excluded) */
     int *nlive;    /* [cap] live rows */
     int *off;      /* [cap] first compacted row of each centre */
@@ -253,7 +252,6 @@ template <typename V> size_t carve(const hmd_cuda_dpa1 *a, size_t cap, double *b
     s->slots = c.take<int>(rows);
     s->livej = c.take<int>(rows);
     s->nbr = c.take<int>(rows);
-    s->live = c.take<int>(rows);
     s->filled = c.take<int>(cap);
     s->nlive = c.take<int>(cap);
     s->off = c.take<int>(cap);
@@ -772,8 +770,8 @@ int forward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloca
     k_offsets<<<1, OFFSET_THREADS, 0, st>>>(nlocal, s.nlive, s.off, s.count);
     HMD_CUDA_LAUNCHED("k_offsets");
     k_env<<<blocks_for(rows), THREADS, 0, st>>>(g, rows, d_x, d_type, s.slots, s.livej, s.nlive,
-                                                s.off, s.live, s.nbr, s.crow, s.tj, s.R, s.sw,
-                                                s.rhat, s.unorm, s.e[0]);
+                                                s.off, s.nbr, s.crow, s.tj, s.R, s.sw, s.rhat,
+                                                s.unorm, s.e[0]);
     HMD_CUDA_LAUNCHED("k_env");
     int rc = hmd_live_rows_begin(&a->lr, st, s.count, rows, a->switches, a->pinned);
     rc = rc ? rc : embedding_forward<V>(a, st, blas, rows, d_type);

@@ -89,15 +89,14 @@ __global__ void k_offsets(int nlocal, const int *nlive, int *off, int *count)
     }
 }
 
-/* Per padded row e (atom i, its k-th live neighbour, of rank j): live flag, neighbour index,
- * R, switch, direction (dpa1.c gather_neighbors); per compacted row c = off[i] + k: its padded
- * row, the neighbour type and the embedding input [R0, TE[tj], TE[ti]] or [R0]
+/* Per padded row e (atom i, its k-th live neighbour, of rank j; live when k < nlive[i]):
+ * neighbour index, R, switch, direction (dpa1.c gather_neighbors); per compacted row c = off[i] +
+ * k: its padded row, the neighbour type and the embedding input [R0, TE[tj], TE[ti]] or [R0]
  * (embedding_input) into in [crows][ke]. */
 template <typename V>
 __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *type, const int *slots,
-                      const int *livej, const int *nlive, const int *off, int *live, int *nbr,
-                      int *crow, int *tj_out, double *R, double *sw, double *rhat, double *unorm,
-                      V *in)
+                      const int *livej, const int *nlive, const int *off, int *nbr, int *crow,
+                      int *tj_out, double *R, double *sw, double *rhat, double *unorm, V *in)
 {
     const size_t e = thread_index();
     if (e >= rows) {
@@ -125,7 +124,6 @@ __global__ void k_env(dpa1_model g, size_t rows, const double *x, const int *typ
             rh[c] = Rr[1 + c] / den;
         }
     }
-    live[e] = is_live;
     nbr[e] = nb;
     for (int c = 0; c < 4; c++) {
         R[4 * e + c] = Rr[c];
@@ -262,17 +260,22 @@ __global__ void k_softmax(dpa1_model g, size_t rows, const int *nlive, const dou
     const int nmask = n - nl; /* empty and excluded slots: score -20 (smooth) */
     const bool shifted = g.smooth && nmask > 0;
     /* the score of column k, shifted in smooth mode */
-    auto score = [&](int k) {
-        const double sk = Sr[k];
+    auto score_of = [&](double sk, int k) {
         return g.smooth ? (sk + ATTN_SHIFT) * swj * sw[base + k] - ATTN_SHIFT : sk;
     };
-    /* the lane's first SLOT_KEPT slots in registers: the scores, then their exponentials (the
-     * others go through Ar) */
+    auto score = [&](int k) { return score_of(Sr[k], k); };
+    /* the lane's first SLOT_KEPT slots in registers: S (loaded together, before the first use),
+     * then the scores, then their exponentials (the others go through Ar) */
     double kept[SLOT_KEPT];
+    each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
+        if (e < SLOT_KEPT && k < nl) {
+            kept[e] = Sr[k];
+        }
+    });
     double mx = -INFINITY;
     each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
         if (k < nl) {
-            const double v = score(k);
+            const double v = e < SLOT_KEPT ? score_of(kept[e], k) : score(k);
             mx = fmax(mx, v);
             if (e < SLOT_KEPT) {
                 kept[e] = v;
