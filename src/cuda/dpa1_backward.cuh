@@ -167,14 +167,18 @@ __global__ void __launch_bounds__(THREADS, SOFTMAX_BACKWARD_BLOCKS)
                 a_kept[e] = A[o + k], da_kept[e] = dA[o + k];
             }
         });
+        /* live slot k's gate factors, A and dE/dA' (kept, or read again) */
+        auto slot = [&](int k, int e, double *fsw, double *fd, double *a, double *dap) {
+            gate_factors(g, sw, rhat, r, base + k, fsw, fd);
+            const bool kept = e < SLOT_KEPT;
+            *a = kept ? a_kept[e] : (double)A[o + k];
+            *dap = kept ? da_kept[e] : (double)dA[o + k];
+        };
         double rowsum = 0.0; /* sum_k A_jk dE/dA_jk */
         each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
             if (k < nl) {
-                double fsw, fd;
-                gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-                const bool kept = e < SLOT_KEPT;
-                const double a = kept ? a_kept[e] : (double)A[o + k],
-                             dap = kept ? da_kept[e] : (double)dA[o + k];
+                double fsw, fd, a, dap;
+                slot(k, e, &fsw, &fd, &a, &dap);
                 rowsum += a * (dap * (fsw * fd));
             }
         });
@@ -184,11 +188,8 @@ __global__ void __launch_bounds__(THREADS, SOFTMAX_BACKWARD_BLOCKS)
         each_lane_slot<SLOT_KEPT>(n, lane, [&](int k, int e) {
             double ap = 0.0, ds = 0.0;
             if (k < nl) {
-                double fsw, fd;
-                gate_factors(g, sw, rhat, r, base + k, &fsw, &fd);
-                const bool kept = e < SLOT_KEPT;
-                const double a = kept ? a_kept[e] : (double)A[o + k],
-                             dap = kept ? da_kept[e] : (double)dA[o + k];
+                double fsw, fd, a, dap;
+                slot(k, e, &fsw, &fd, &a, &dap);
                 const double swk = sw[base + k];
                 const double *rk = rhat + 3 * (base + k);
                 ap = a * (fsw * fd);
