@@ -27,6 +27,8 @@
 /* the kernels, in this order */
 #include "cuda/se_e2a_slots.cuh"
 
+#include "cuda/se_e2a_dmma.cuh"
+
 #include "cuda/se_e2a_compressed.cuh"
 
 /* ---- host side ----------------------------------------------------------------------------- */
@@ -65,7 +67,9 @@ struct hmd_cuda_dp {
     /* se_e2_a over all slots (slots_setting): per slot of a chunk s, R, dR/dd, the
      * embedding's value and tangent, and px, py; two layer buffers and gamma */
     bool slots_path;
-    int fused_tile; /* mixed: rows per block of slots_embed_fused; 0 in double (layer by layer) */
+    int fused_tile;              /* mixed: rows per block of slots_embed_fused; 0 in double */
+    std::vector<dmma_plan> dmma; /* double: slots_embed_dmma's plan of each embedding net, or
+                                    none (layer by layer) */
     int cap_slot_rows;
     double *slot_s, *slot_R, *slot_jac, *slot_G, *slot_pxy, *emb_a, *emb_b, *gamma;
 };
@@ -104,6 +108,20 @@ int slot_warps_setting()
 bool slots_setting()
 {
     return !hmd_cuda_setting_off("HALOMD_SE_SLOTS");
+}
+
+/* In double the embedding over all slots runs on the FP64 tensor cores in one kernel
+ * (slots_embed_dmma) on GPUs that have them (compute capability 8.0 on) unless HALOMD_GPU_DMMA=0,
+ * which keeps it layer by layer (cuBLAS DGEMMs and an elementwise pass). */
+bool dmma_setting()
+{
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return major >= 8 && !hmd_cuda_setting_off("HALOMD_GPU_DMMA");
 }
 
 /* What turns a fitting output into an atomic energy (dp_eval.c atomic_energies). */
@@ -186,6 +204,30 @@ int allow_fused(int max_width, int tile)
     HMD_CUDA_CHECK(cudaFuncSetAttribute(slots_embed_fused,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)fused_smem_bytes(tile, max_width)));
+    return HMD_OK;
+}
+
+/* slots_embed_dmma's plan of every embedding net of dp's model (nemb nets) into dp->dmma, with
+ * the shared memory of the largest allowed; none when a net does not fit (layer by layer). */
+int plan_dmma(hmd_cuda_dp *dp, int nemb)
+{
+    std::vector<dmma_plan> plans(nemb);
+    size_t most = 0;
+    for (int k = 0; k < nemb; k++) {
+        const hmd_cuda_net &net = dp->model.emb[k];
+        if (net.nlayers) { /* an empty net (excluded pair) writes nothing either way */
+            plans[k] = make_dmma_plan(net);
+            if (!plans[k].smem) {
+                return HMD_OK;
+            }
+            most = std::max(most, plans[k].smem);
+        }
+    }
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(slots_embed_dmma<true>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most));
+    HMD_CUDA_CHECK(cudaFuncSetAttribute(slots_embed_dmma<false>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most));
+    dp->dmma = plans;
     return HMD_OK;
 }
 
@@ -357,8 +399,9 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
         for (int t = 0; t < g.ntypes; t++) {
             max_sel = std::max(max_sel, g.sel[t]);
         }
-        /* the layer buffers of slots_embed, unless the fused kernel keeps them on chip */
-        const size_t emb_row = dp->fused_tile ? 0 : 2 * (size_t)max_sel * g.max_width;
+        /* the layer buffers of slots_embed, unless a fused kernel keeps the layers on chip */
+        const bool fused = dp->fused_tile || !dp->dmma.empty();
+        const size_t emb_row = fused ? 0 : 2 * (size_t)max_sel * g.max_width;
         const size_t emb_old = emb_row * dp->cap_slot_rows, emb = emb_row * dp->cap_rows;
         rc = device_array(dp, &dp->slot_s, old, n);
         rc = rc ? rc : device_array(dp, &dp->slot_R, 4 * old, 4 * n);
@@ -493,6 +536,9 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
         dp->slots_path = dp->slots_path && (!mixed || dp->fused_tile);
         if (!rc && dp->fused_tile) {
             rc = allow_fused(dp->model.max_width, dp->fused_tile);
+        }
+        if (!rc && dp->slots_path && !mixed && dmma_setting()) {
+            rc = plan_dmma(dp, m->se.nemb);
         }
     }
     if (rc) {
@@ -719,13 +765,22 @@ int slots_embed_layers(hmd_cuda_dp *dp, int k, size_t n, const double *s, double
 }
 
 /* Embedding net k over the n inputs s with the embedding in scalar A: values into
- * out[0, n M) and tangents into out[n M, 2 n M) (double); fp32 in one fused kernel, double
- * layer by layer. */
+ * out[0, n M) and tangents into out[n M, 2 n M) (double); fp32 in one fused kernel, double in
+ * one kernel on the FP64 tensor cores (dp->dmma) or layer by layer. */
 template <typename A>
 int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
 {
     if (sizeof(A) == sizeof(double)) {
-        return slots_embed_layers(dp, k, n, s, out);
+        const dmma_plan *p = dp->dmma.empty() ? NULL : &dp->dmma[k];
+        if (!p || !p->smem) {
+            return slots_embed_layers(dp, k, n, s, out);
+        }
+        const size_t blocks = std::min((size_t)dp->sms, ((n + 7) / 8 + p->warps - 1) / p->warps);
+        auto kernel = p->tanh ? slots_embed_dmma<true> : slots_embed_dmma<false>;
+        kernel<<<(unsigned)blocks, 32 * p->warps, p->smem, dp->stream>>>(dp->d_model, k, *p, n, s,
+                                                                         out);
+        HMD_CUDA_LAUNCHED("slots_embed_dmma");
+        return HMD_OK;
     }
     const int tile = dp->fused_tile, w = dp->model.max_width;
     slots_embed_fused<<<blocks_for(n, tile), fused_threads(w, tile), fused_smem_bytes(tile, w),

@@ -9,7 +9,8 @@ Usage: check_gpu.py TEST HALOMD DATA WORKDIR
            triclinic cells, each model evaluated by both backends: energies, atom energies,
            forces and virial within 1e-10 relative (max|a-b| / max|b|); se_e2_a models also
            in chunks of 7 centres (HALOMD_GPU_CHUNK_ROWS), and networks in the per-centre
-           kernels as well as over all slots (HALOMD_SE_SLOTS=0).
+           kernels as well as over all slots (HALOMD_SE_SLOTS=0), the embedding over all slots
+           on the FP64 tensor cores and layer by layer (HALOMD_GPU_DMMA=0).
   dense    water at twice the density: both backends leave out the same neighbours beyond sel
            (the count in eval's warning) and agree within 1e-10.
   nve      NVE water on the GPU: the conserved energy stays within 1e-6 eV/atom and its
@@ -238,13 +239,17 @@ def twin(halomd, data, work):
     # that systems beyond 32,768 atoms take
     chunked = [("se_e2_a_water_one_side.dp", []), ("se_e2_a_small_3types.dp", []),
                ("se_e2_a_water_one_side.dp", ["-set", "model-compress=yes"])]
-    # se_e2_a networks in double go over all slots with DGEMMs by default; HALOMD_SE_SLOTS=0
-    # keeps them in the per-centre descriptor kernels, whole and in chunks
-    per_centre = {"HALOMD_SE_SLOTS": "0"}
+    # se_e2_a networks in double go over all slots, the embedding in one kernel on the FP64
+    # tensor cores by default; HALOMD_GPU_DMMA=0 runs it layer by layer (DGEMMs), and
+    # HALOMD_SE_SLOTS=0 keeps the networks in the per-centre descriptor kernels, whole and in
+    # chunks
+    per_centre, layers = {"HALOMD_SE_SLOTS": "0"}, {"HALOMD_GPU_DMMA": "0"}
     slots = [("se_e2_a_water_one_side.dp", per_centre),
              ("se_e2_a_water_two_side.dp", per_centre),
              ("se_e2_a_small_gelu_excl.dp", per_centre),
-             ("se_e2_a_small_3types.dp", dict(per_centre, HALOMD_GPU_CHUNK_ROWS="7"))]
+             ("se_e2_a_small_3types.dp", dict(per_centre, HALOMD_GPU_CHUNK_ROWS="7")),
+             ("se_e2_a_water_two_side.dp", layers), ("se_e2_a_small_gelu_excl.dp", layers),
+             ("se_e2_a_small_3types.dp", dict(layers, HALOMD_GPU_CHUNK_ROWS="7"))]
     runs = [(m, e, None) for m, e in models] + [(m, e, {"HALOMD_GPU_CHUNK_ROWS": "7"})
                                                 for m, e in chunked]
     runs += [(m, [], env) for m, env in slots]
