@@ -4,8 +4,9 @@
  * kernels. The kernels are in the headers it alone includes: se_e2a_device.cuh (helpers),
  * se_e2a_centre.cuh (one thread block per centre for the neighbour selection and the
  * descriptor, forward then backward with the embedding recomputed), se_e2a_slots.cuh (networks
- * over all slots of a chunk, the default) and se_e2a_compressed.cuh (compressed tables, one to
- * four warps per centre). Forces are summed with atomics, so the last bits of a force depend on
+ * over all slots of a chunk, the default), se_e2a_dmma.cuh (their embedding in double on the
+ * FP64 tensor cores) and se_e2a_compressed.cuh (compressed tables, one to four warps per
+ * centre). Forces are summed with atomics, so the last bits of a force depend on
  * the scheduling; energies do not. With precision = mixed the embedding (its layers or its
  * tables) runs in fp32: the descriptor kernels are templates on the embedding's scalar A (double
  * or float), over all slots the fused kernel holds it; everything around it stays in double. */
@@ -65,7 +66,8 @@ struct hmd_cuda_dp {
     int *slots;                  /* [cap_rows][nnei] */
     size_t fit_buf_doubles;
     /* se_e2_a over all slots (slots_setting): per slot of a chunk s, R, dR/dd, the
-     * embedding's value and tangent, and px, py; two layer buffers and gamma */
+     * embedding's value and tangent, and px, py; two layer buffers (empty when a kernel keeps
+     * the layers on chip: fused_tile, dmma) and gamma */
     bool slots_path;
     int fused_tile;              /* mixed: rows per block of slots_embed_fused; 0 in double */
     std::vector<dmma_plan> dmma; /* double: slots_embed_dmma's plan of each embedding net, or
@@ -111,17 +113,23 @@ bool slots_setting()
 }
 
 /* In double the embedding over all slots runs on the FP64 tensor cores in one kernel
- * (slots_embed_dmma) on GPUs that have them (compute capability 8.0 on) unless HALOMD_GPU_DMMA=0,
- * which keeps it layer by layer (cuBLAS DGEMMs and an elementwise pass). */
+ * (slots_embed_dmma) on GPUs whose FP64 tensor cores run at full rate (compute capability 8.0,
+ * 9.0, 10.0; 8.6, 8.9 and 12.x have the instructions but not the rate), when this build's code
+ * for it has them (PTX 8.0 on), unless HALOMD_GPU_DMMA=0, which keeps it layer by layer (cuBLAS
+ * DGEMMs and an elementwise pass). */
 bool dmma_setting()
 {
-    int dev = 0, major = 0;
+    int dev = 0, major = 0, minor = 0;
+    cudaFuncAttributes attr;
     if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(&attr, slots_embed_dmma<true>) != cudaSuccess) {
         cudaGetLastError();
         return false;
     }
-    return major >= 8 && !hmd_cuda_setting_off("HALOMD_GPU_DMMA");
+    return major >= 8 && minor == 0 && attr.ptxVersion >= 80 &&
+           !hmd_cuda_setting_off("HALOMD_GPU_DMMA");
 }
 
 /* What turns a fitting output into an atomic energy (dp_eval.c atomic_energies). */
@@ -207,26 +215,26 @@ int allow_fused(int max_width, int tile)
     return HMD_OK;
 }
 
-/* slots_embed_dmma's plan of every embedding net of dp's model (nemb nets) into dp->dmma, with
- * the shared memory of the largest allowed; none when a net does not fit (layer by layer). */
+/* slots_embed_dmma's plan of every embedding net of dp's model (nemb nets) into dp->dmma, and
+ * the kernel allowed the device's budget of shared memory (so that another context's plans
+ * never shrink it); none when a net does not fit (layer by layer). */
 int plan_dmma(hmd_cuda_dp *dp, int nemb)
 {
+    const size_t budget = dmma_smem_budget();
     std::vector<dmma_plan> plans(nemb);
-    size_t most = 0;
     for (int k = 0; k < nemb; k++) {
         const hmd_cuda_net &net = dp->model.emb[k];
-        if (net.nlayers) { /* an empty net (excluded pair) writes nothing either way */
-            plans[k] = make_dmma_plan(net);
+        if (net.nlayers) { /* an empty net (excluded pair) writes nothing */
+            plans[k] = make_dmma_plan(net, budget);
             if (!plans[k].smem) {
                 return HMD_OK;
             }
-            most = std::max(most, plans[k].smem);
         }
     }
     HMD_CUDA_CHECK(cudaFuncSetAttribute(slots_embed_dmma<true>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most));
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)budget));
     HMD_CUDA_CHECK(cudaFuncSetAttribute(slots_embed_dmma<false>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most));
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)budget));
     dp->dmma = plans;
     return HMD_OK;
 }
@@ -770,11 +778,14 @@ int slots_embed_layers(hmd_cuda_dp *dp, int k, size_t n, const double *s, double
 template <typename A>
 int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
 {
+    if (n == 0 || dp->model.emb[k].nlayers == 0) { /* no slot (sel 0), or an empty net */
+        return HMD_OK;
+    }
     if (sizeof(A) == sizeof(double)) {
-        const dmma_plan *p = dp->dmma.empty() ? NULL : &dp->dmma[k];
-        if (!p || !p->smem) {
+        if (dp->dmma.empty()) {
             return slots_embed_layers(dp, k, n, s, out);
         }
+        const dmma_plan *p = &dp->dmma[k]; /* every net with layers has one (plan_dmma) */
         const size_t blocks = std::min((size_t)dp->sms, ((n + 7) / 8 + p->warps - 1) / p->warps);
         auto kernel = p->tanh ? slots_embed_dmma<true> : slots_embed_dmma<false>;
         kernel<<<(unsigned)blocks, 32 * p->warps, p->smem, dp->stream>>>(dp->d_model, k, *p, n, s,

@@ -45,11 +45,25 @@ __host__ __device__ int dmma_weight_frags(const hmd_cuda_layer &L)
     return round8(L.n_in) / 8 * (round8(L.n_out) / 8) * 32;
 }
 
-/* The plan of net: a warp's two buffers hold the outputs of the even and of the odd hidden
- * layers, each as wide as the widest of them (padded to 8) plus 4 doubles, so that the 8 rows of
- * a fragment load fall in different banks; as many warps as DMMA_MAX_SMEM holds, up to
- * DMMA_MAX_WARPS; smem 0 below DMMA_MIN_WARPS. */
-dmma_plan make_dmma_plan(const hmd_cuda_net &net)
+/* Shared memory a block of slots_embed_dmma may take on the current device: DMMA_MAX_SMEM, or
+ * less where the device allows less (compute capability 8.0: 163 kB; 8.6 and 8.9: 99 kB). */
+size_t dmma_smem_budget()
+{
+    int dev = 0, optin = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+            cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return std::min(DMMA_MAX_SMEM, (size_t)optin);
+}
+
+/* The plan of net within `budget` bytes of shared memory: a warp's two buffers hold the outputs
+ * of the even and of the odd hidden layers, each as wide as the widest of them (padded to 8) plus
+ * 4 doubles, so that the 8 rows of a fragment load fall in different banks; as many warps as the
+ * budget holds, up to DMMA_MAX_WARPS; smem 0 below DMMA_MIN_WARPS. */
+dmma_plan make_dmma_plan(const hmd_cuda_net &net, size_t budget)
 {
     dmma_plan p = {};
     int hidden[2] = {0, 0};
@@ -68,7 +82,7 @@ dmma_plan make_dmma_plan(const hmd_cuda_net &net)
     p.ld[1] = hidden[1] + 4;
     const size_t wbytes = (size_t)p.wtotal * sizeof(double2);
     const size_t warp_bytes = 16 * (size_t)(p.ld[0] + p.ld[1]) * sizeof(double);
-    const size_t room = wbytes < DMMA_MAX_SMEM ? (DMMA_MAX_SMEM - wbytes) / warp_bytes : 0;
+    const size_t room = wbytes < budget ? (budget - wbytes) / warp_bytes : 0;
     p.warps = (int)std::min<size_t>(DMMA_MAX_WARPS, room);
     p.smem = p.warps >= DMMA_MIN_WARPS ? wbytes + p.warps * warp_bytes : 0;
     return p;

@@ -1,6 +1,7 @@
 /* se_e2_a on the GPU over all neighbour slots of a chunk (the default for networks): slot rows,
- * the embedding layer by layer or (precision = mixed) in one fused kernel, the padding and D,
- * dE/dT and the forces. Part of dp_eval.cu's translation unit (only it includes this file), in an
+ * the embedding layer by layer (double with HALOMD_GPU_DMMA=0, or where se_e2a_dmma.cuh's kernel
+ * does not run) or (precision = mixed) in one fused kernel, the padding and D, dE/dT and the
+ * forces. Part of dp_eval.cu's translation unit (only it includes this file), in an
  * anonymous namespace as the rest of it. */
 #ifndef HMD_CUDA_SE_E2A_SLOTS_CUH
 #define HMD_CUDA_SE_E2A_SLOTS_CUH
@@ -99,8 +100,9 @@ __global__ void slots_layer(size_t n, hmd_cuda_layer L, const double *in, double
 /* ---- precision = mixed: the whole embedding net in one kernel, a tile of slots per block ----
  * The activations of a tile stay in shared memory (fp32) from the first layer to the last, so
  * only s is read and G (values and tangents, in double) written; the products run as fp32 FMAs,
- * at twice the FP64 rate. (In double, layer-by-layer DGEMMs on the FP64 tensor cores are faster:
- * 10.0 against 12.9 ms per step at 12,288 atoms on an H200.) A buffer holds a layer's values
+ * at twice the FP64 rate. (In double, as FMAs, it lost to the layer-by-layer DGEMMs on the FP64
+ * tensor cores, 12.9 against 10.0 ms per step at 12,288 atoms on an H200; double now runs the
+ * same scheme on the tensor cores, se_e2a_dmma.cuh.) A buffer holds a layer's values
  * [width][ld] then its tangents [width][ld], column q of row r at q ld + r: a thread owns one
  * output column and FUSED_RG rows and reads its rows of each input column as 16-byte vectors. */
 

@@ -9,7 +9,7 @@
 /* tanh(z) = -m / (2 + m) with m = expm1(-2|z|), the sign of z put back. m comes from
  * -2|z| = k ln 2 + r, |r| <= ln 2 / 2 (ln 2 in two parts, Cody and Waite), as
  * 2^k expm1(r) + (2^k - 1), with expm1(r) from its Taylor series to r^13 (the next term is below
- * 2^-53 r); the quotient from an approximate float reciprocal refined twice by Newton's method,
+ * 2^-53 r); the quotient from an approximate float reciprocal refined once by Newton's method,
  * and a last correction of the quotient. |z| is capped at 40 (tanh(40) is 1 in double); NaN
  * stays NaN. */
 __device__ inline double tanh_branchless(double z)
@@ -32,15 +32,14 @@ __device__ inline double tanh_branchless(double z)
     q = fma(q, r, 1.0 / 6.0);
     q = fma(q, r, 0.5);
     const double em_r = fma(q, r * r, r); /* expm1(r) */
-    /* 2^k for k in [-116, 0] from its exponent bits */
+    /* 2^k for k in [-115, 0] from its exponent bits */
     const double scale = __longlong_as_double((long long)((int)k + 1023) << 52);
     const double m = fma(scale, em_r, scale - 1.0); /* expm1(x), in (-1, 0] */
     const double y = 2.0 + m, num = -m;             /* y in (1, 2] */
     float rcp_f; /* rcp.approx: no range check (y is far from denormal and infinity) */
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rcp_f) : "f"((float)y));
     double rcp = rcp_f;
-    rcp = fma(rcp, fma(-y, rcp, 1.0), rcp);
-    rcp = fma(rcp, fma(-y, rcp, 1.0), rcp);
+    rcp = fma(rcp, fma(-y, rcp, 1.0), rcp); /* to about 2^-44; the correction below squares it */
     double t = num * rcp;
     t = fma(fma(-t, y, num), rcp, t);
     return copysign(t, z);
