@@ -206,12 +206,12 @@ template <typename A> int allow_compressed(const hmd_cuda_model &g)
     return HMD_OK;
 }
 
-/* Lets slots_embed_fused have the shared memory of its tile. */
-int allow_fused(int max_width, int tile)
+/* Lets slots_embed_fused have `budget` bytes of shared memory (the most any tile takes: so that
+ * another context's smaller tile never shrinks it). */
+int allow_fused(size_t budget)
 {
     HMD_CUDA_CHECK(cudaFuncSetAttribute(slots_embed_fused,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)fused_smem_bytes(tile, max_width)));
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)budget));
     return HMD_OK;
 }
 
@@ -220,7 +220,7 @@ int allow_fused(int max_width, int tile)
  * never shrink it); none when a net does not fit (layer by layer). */
 int plan_dmma(hmd_cuda_dp *dp, int nemb)
 {
-    const size_t budget = dmma_smem_budget();
+    const size_t budget = smem_budget(DMMA_MAX_SMEM);
     std::vector<dmma_plan> plans(nemb);
     for (int k = 0; k < nemb; k++) {
         const hmd_cuda_net &net = dp->model.emb[k];
@@ -540,10 +540,12 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
                          (dp->model.type_one_side || m->nfit == m->ntypes);
         dp->chunk_rows = chunk_rows_setting(dp->slots_path ? SLOT_CHUNK_ROWS : CHUNK_ROWS);
         /* in mixed the embedding over all slots is the fused kernel, which must fit */
-        dp->fused_tile = dp->slots_path && mixed ? fused_tile(dp->model.max_width) : 0;
+        const size_t fused_budget = smem_budget(FUSED_MAX_SMEM);
+        dp->fused_tile =
+            dp->slots_path && mixed ? fused_tile(dp->model.max_width, fused_budget) : 0;
         dp->slots_path = dp->slots_path && (!mixed || dp->fused_tile);
         if (!rc && dp->fused_tile) {
-            rc = allow_fused(dp->model.max_width, dp->fused_tile);
+            rc = allow_fused(fused_budget);
         }
         if (!rc && dp->slots_path && !mixed && dmma_setting()) {
             rc = plan_dmma(dp, m->se.nemb);

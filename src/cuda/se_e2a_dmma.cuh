@@ -45,20 +45,6 @@ __host__ __device__ int dmma_weight_frags(const hmd_cuda_layer &L)
     return round8(L.n_in) / 8 * (round8(L.n_out) / 8) * 32;
 }
 
-/* Shared memory a block of slots_embed_dmma may take on the current device: DMMA_MAX_SMEM, or
- * less where the device allows less (compute capability 8.0: 163 kB; 8.6 and 8.9: 99 kB). */
-size_t dmma_smem_budget()
-{
-    int dev = 0, optin = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
-            cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return std::min(DMMA_MAX_SMEM, (size_t)optin);
-}
-
 /* The plan of net within `budget` bytes of shared memory: a warp's two buffers hold the outputs
  * of the even and of the odd hidden layers, each as wide as the widest of them (padded to 8) plus
  * 4 doubles, so that the 8 rows of a fragment load fall in different banks; as many warps as the

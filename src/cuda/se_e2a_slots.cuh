@@ -123,12 +123,28 @@ size_t fused_smem_bytes(int tile, int max_width)
     return 2 * 2 * (size_t)max_width * fused_ld(tile) * sizeof(float);
 }
 
-/* Rows of a block of slots_embed_fused: 32, or 16 or 8 where wide layers leave no room; 0
- * when even 8 do not fit (the per-centre kernels then run the model). */
-int fused_tile(int max_width)
+/* Shared memory a block may take on the current device, at most `most` bytes (the opt-in
+ * limit: 227 kB on compute capability 9.0, 163 kB on 8.0, 99 kB on 8.6 and 8.9); 0 when the
+ * device does not say. */
+size_t smem_budget(size_t most)
+{
+    int dev = 0, optin = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+            cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return std::min(most, (size_t)optin);
+}
+
+/* Rows of a block of slots_embed_fused within `budget` bytes of shared memory: 32, or 16 or 8
+ * where wide layers leave no room; 0 when even 8 do not fit (the per-centre kernels then run
+ * the model). */
+int fused_tile(int max_width, size_t budget)
 {
     for (int tile = 32; tile >= FUSED_RG; tile /= 2) {
-        if (fused_smem_bytes(tile, max_width) <= FUSED_MAX_SMEM) {
+        if (fused_smem_bytes(tile, max_width) <= budget) {
             return tile;
         }
     }

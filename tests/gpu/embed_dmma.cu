@@ -118,7 +118,7 @@ double run_case(const std::vector<int> &widths, hmd_activation act, bool skip, b
         L.b = upload(net[l].b, owned);
         L.idt = upload(net[l].idt, owned);
     }
-    const dmma_plan p = make_dmma_plan(g, dmma_smem_budget());
+    const dmma_plan p = make_dmma_plan(g, smem_budget(DMMA_MAX_SMEM));
     if (!p.smem) {
         return -1;
     }
@@ -138,7 +138,7 @@ double run_case(const std::vector<int> &widths, hmd_activation act, bool skip, b
     CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     auto kernel = p.tanh ? slots_embed_dmma<true> : slots_embed_dmma<false>;
     CUDA_OK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)dmma_smem_budget()));
+                                 (int)smem_budget(DMMA_MAX_SMEM)));
     const size_t blocks = std::min((size_t)sms, ((n + 7) / 8 + p.warps - 1) / p.warps);
     kernel<<<(unsigned)blocks, 32 * p.warps, p.smem>>>(d_model, 0, p, n, d_s, d_out);
     CUDA_OK(cudaGetLastError());
