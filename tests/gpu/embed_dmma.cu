@@ -1,12 +1,12 @@
 /* gpu.embed_dmma: slots_embed_dmma (src/cuda/se_e2a_dmma.cuh, the double embedding on the FP64
- * tensor cores) against a CPU evaluation in double of the same random embedding nets, values and
- * tangents d/ds, for the shapes the model files of the other tests do not have: 1, 2, 5 and 6
- * layers, widths that are not multiples of 8 and odd last widths, skips SAME and DOUBLE, with and
- * without bias and timestep, activations other than tanh (the kernel's general path), and slot
- * counts of 1, 7, 9, 1,003 and 300,001 (warps that take several groups of 8). Pass: every value
- * and tangent within 1e-12 of the largest in magnitude of its case, and no plan for a net whose
- * weights leave room for fewer than 4 warps (6 layers of 64: the engine runs it layer by layer).
- * Exit 77 (skipped) without a CUDA device. */
+ * tensor cores) against the CPU reference (hmd_mlp_forward_tangent) on the same random embedding
+ * nets (uploaded as the engine uploads them), values and tangents d/ds, for the shapes the model
+ * files of the other tests do not have: 1, 2, 5 and 6 layers, widths that are not multiples of 8
+ * and odd last widths, skips SAME and DOUBLE, with and without bias and timestep, activations other
+ * than tanh (the kernel's general path), and slot counts of 1, 7, 9, 1,003 and 300,001 (warps that
+ * take several groups of 8). Pass: every value and tangent within 1e-12 of the largest in magnitude
+ * of its case, and no plan for a net whose weights leave room for fewer than 4 warps (6 layers of
+ * 64: the engine runs it layer by layer). Exit 77 (skipped) without a CUDA device. */
 #include "cuda/se_e2a_dmma.cuh"
 
 #include <algorithm>
@@ -27,140 +27,113 @@ namespace
         }                                                                                          \
     } while (0)
 
-/* One layer on the host: weights [n_in][n_out], bias and timestep (empty: none). */
-struct host_layer {
-    int n_in, n_out;
-    hmd_resnet resnet;
-    std::vector<double> w, b, idt;
-};
-
-/* A device copy of v (NULL when v is empty), freed by the caller through `owned`. */
-const double *upload(const std::vector<double> &v, std::vector<void *> &owned)
+/* A random embedding net (1 input, the given widths) as the CPU reference holds it: layers over
+ * `store`, packed in `arena`. */
+hmd_mlp make_net(const std::vector<int> &widths, hmd_activation act, bool skip, bool bias,
+                 bool timestep, std::mt19937 &rng, std::vector<hmd_dense> &layers,
+                 std::vector<std::vector<double>> &store, hmd_arena *arena)
 {
-    if (v.empty()) {
-        return NULL;
-    }
-    void *d = NULL;
-    CUDA_OK(cudaMalloc(&d, v.size() * sizeof(double)));
-    CUDA_OK(cudaMemcpy(d, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice));
-    owned.push_back(d);
-    return static_cast<const double *>(d);
-}
-
-/* Values and tangents of the net at input s, on the host (mlp.c's layer semantics). */
-void host_net(const std::vector<host_layer> &net, hmd_activation act, double s,
-              std::vector<double> &v, std::vector<double> &t)
-{
-    v.assign(1, s);
-    t.assign(1, 1.0);
-    for (const host_layer &L : net) {
-        std::vector<double> a(L.n_out), d(L.n_out);
-        for (int o = 0; o < L.n_out; o++) {
-            double z = L.b.empty() ? 0.0 : L.b[o], dz = 0.0;
-            for (int q = 0; q < L.n_in; q++) {
-                z += v[q] * L.w[(size_t)q * L.n_out + o];
-                dz += t[q] * L.w[(size_t)q * L.n_out + o];
-            }
-            a[o] = hmd_act(act, NULL, z);
-            d[o] = hmd_act_grad(act, NULL, hmd_act_keeps_output(act) ? a[o] : z) * dz;
-            if (!L.idt.empty()) {
-                a[o] *= L.idt[o];
-                d[o] *= L.idt[o];
-            }
-            if (L.resnet != HMD_RESNET_NONE) { /* DOUBLE: n_out = 2 n_in */
-                a[o] += v[o % L.n_in];
-                d[o] += t[o % L.n_in];
-            }
+    std::normal_distribution<double> normal(0.0, 1.0);
+    auto values = [&](size_t count, double scale, double shift) {
+        store.emplace_back(count);
+        for (double &v : store.back()) {
+            v = shift + scale * normal(rng);
         }
-        v = a;
-        t = d;
+        return store.back().data();
+    };
+    layers.assign(widths.size(), hmd_dense{});
+    int n_in = 1, width_sum = 0;
+    for (size_t l = 0; l < widths.size(); l++) {
+        const int n_out = widths[l];
+        hmd_dense &L = layers[l];
+        L.n_in = n_in;
+        L.n_out = n_out;
+        L.act = act;
+        L.resnet = !skip               ? HMD_RESNET_NONE
+                   : n_out == n_in     ? HMD_RESNET_SAME
+                   : n_out == 2 * n_in ? HMD_RESNET_DOUBLE
+                                       : HMD_RESNET_NONE;
+        L.w = values((size_t)n_in * n_out, 1.0 / std::sqrt((double)(n_in + n_out)), 0.0);
+        L.b = bias ? values(n_out, 1.0, 0.0) : NULL;
+        L.idt = timestep ? values(n_out, 0.1, 0.1) : NULL;
+        n_in = n_out;
+        width_sum += n_out;
     }
+    hmd_mlp net = {(int)layers.size(), layers.data(), 1, n_in, width_sum};
+    if (hmd_mlp_pack(&net, arena) != HMD_OK) {
+        fprintf(stderr, "hmd_mlp_pack failed\n");
+        exit(1);
+    }
+    return net;
 }
 
-/* One case: a random net of the given widths; returns the largest error over the largest
+/* One case: a random net of the given widths on the GPU (slots_embed_dmma) and on the CPU
+ * (hmd_mlp_forward_tangent, the reference); returns the largest difference over the largest
  * magnitude, or -1 when the kernel declines the net (no plan). */
 double run_case(const std::vector<int> &widths, hmd_activation act, bool skip, bool bias,
                 bool timestep, size_t n, std::mt19937 &rng)
 {
-    std::normal_distribution<double> normal(0.0, 1.0);
-    std::vector<host_layer> net;
-    int n_in = 1;
-    for (int n_out : widths) {
-        host_layer L = {n_in, n_out, HMD_RESNET_NONE, {}, {}, {}};
-        if (skip) {
-            L.resnet = n_out == n_in       ? HMD_RESNET_SAME
-                       : n_out == 2 * n_in ? HMD_RESNET_DOUBLE
-                                           : HMD_RESNET_NONE;
-        }
-        for (int e = 0; e < n_in * n_out; e++) {
-            L.w.push_back(normal(rng) / std::sqrt((double)(n_in + n_out)));
-        }
-        for (int o = 0; bias && o < n_out; o++) {
-            L.b.push_back(normal(rng));
-        }
-        for (int o = 0; timestep && o < n_out; o++) {
-            L.idt.push_back(0.1 + 0.1 * normal(rng));
-        }
-        net.push_back(L);
-        n_in = n_out;
-    }
-    std::vector<void *> owned;
+    std::vector<hmd_dense> layers;
+    std::vector<std::vector<double>> store;
+    hmd_arena arena = {};
+    const hmd_mlp net = make_net(widths, act, skip, bias, timestep, rng, layers, store, &arena);
+    hmd_cuda_weights weights = {};
     hmd_cuda_model model = {};
     hmd_cuda_net &g = model.emb[0];
-    g.nlayers = (int)net.size();
-    for (size_t l = 0; l < net.size(); l++) {
-        hmd_cuda_layer &L = g.L[l];
-        L.n_in = net[l].n_in;
-        L.n_out = net[l].n_out;
-        L.act = act;
-        L.resnet = net[l].resnet;
-        L.w = upload(net[l].w, owned);
-        L.b = upload(net[l].b, owned);
-        L.idt = upload(net[l].idt, owned);
+    if (hmd_cuda_upload_net(&weights, &net, &g) != HMD_OK) {
+        fprintf(stderr, "hmd_cuda_upload_net failed\n");
+        exit(1);
     }
     const dmma_plan p = make_dmma_plan(g, smem_budget(DMMA_MAX_SMEM));
-    if (!p.smem) {
-        return -1;
-    }
-    hmd_cuda_model *d_model = NULL;
-    CUDA_OK(cudaMalloc(&d_model, sizeof model));
-    CUDA_OK(cudaMemcpy(d_model, &model, sizeof model, cudaMemcpyHostToDevice));
-    const int M = widths.back();
-    std::vector<double> s(n);
-    for (double &x : s) {
-        x = 2.0 * normal(rng);
-    }
-    const double *d_s = upload(s, owned);
-    double *d_out = NULL;
-    CUDA_OK(cudaMalloc(&d_out, 2 * n * M * sizeof(double)));
-    CUDA_OK(cudaMemset(d_out, 0xff, 2 * n * M * sizeof(double))); /* NaN where nothing is written */
-    int sms = 0;
-    CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    auto kernel = p.tanh ? slots_embed_dmma<true> : slots_embed_dmma<false>;
-    CUDA_OK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)smem_budget(DMMA_MAX_SMEM)));
-    const size_t blocks = std::min((size_t)sms, ((n + 7) / 8 + p.warps - 1) / p.warps);
-    kernel<<<(unsigned)blocks, 32 * p.warps, p.smem>>>(d_model, 0, p, n, d_s, d_out);
-    CUDA_OK(cudaGetLastError());
-    std::vector<double> out(2 * n * M);
-    CUDA_OK(cudaMemcpy(out.data(), d_out, out.size() * sizeof(double), cudaMemcpyDeviceToHost));
-    double err = 0.0, big = 0.0;
-    std::vector<double> v, t;
-    for (size_t r = 0; r < n; r++) {
-        host_net(net, act, s[r], v, t);
-        for (int o = 0; o < M; o++) {
-            const double e =
-                std::max(std::fabs(out[r * M + o] - v[o]), std::fabs(out[(n + r) * M + o] - t[o]));
-            err = std::isnan(e) ? INFINITY : std::max(err, e);
-            big = std::max(big, std::max(std::fabs(v[o]), std::fabs(t[o])));
+    double worst = -1.0;
+    if (p.smem) {
+        hmd_cuda_model *d_model = NULL;
+        CUDA_OK(cudaMalloc(&d_model, sizeof model));
+        CUDA_OK(cudaMemcpy(d_model, &model, sizeof model, cudaMemcpyHostToDevice));
+        const int M = net.n_out;
+        std::normal_distribution<double> normal(0.0, 1.0);
+        std::vector<double> s(n);
+        for (double &x : s) {
+            x = 2.0 * normal(rng);
         }
+        double *d_s = NULL, *d_out = NULL;
+        CUDA_OK(cudaMalloc(&d_s, n * sizeof(double)));
+        CUDA_OK(cudaMemcpy(d_s, s.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMalloc(&d_out, 2 * n * M * sizeof(double)));
+        CUDA_OK(cudaMemset(d_out, 0xff, 2 * n * M * sizeof(double))); /* NaN if not written */
+        int sms = 0;
+        CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+        auto kernel = p.tanh ? slots_embed_dmma<true> : slots_embed_dmma<false>;
+        CUDA_OK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)smem_budget(DMMA_MAX_SMEM)));
+        const size_t blocks = std::min((size_t)sms, ((n + 7) / 8 + p.warps - 1) / p.warps);
+        kernel<<<(unsigned)blocks, 32 * p.warps, p.smem>>>(d_model, 0, p, n, d_s, d_out);
+        CUDA_OK(cudaGetLastError());
+        std::vector<double> out(2 * n * M);
+        CUDA_OK(cudaMemcpy(out.data(), d_out, out.size() * sizeof(double), cudaMemcpyDeviceToHost));
+        /* the reference in chunks of rows, each row's values and tangents against the GPU's */
+        const int chunk = 4096;
+        std::vector<double> work(hmd_mlp_tangent_work_size(&net, chunk));
+        double err = 0.0, big = 0.0;
+        for (size_t r0 = 0; r0 < n; r0 += chunk) {
+            const int rows = (int)std::min((size_t)chunk, n - r0);
+            const double *v = NULL, *t = NULL;
+            hmd_mlp_forward_tangent(&net, rows, s.data() + r0, NULL, work.data(), &v, &t);
+            for (size_t e = 0; e < (size_t)rows * M; e++) {
+                const double d = std::max(std::fabs(out[r0 * M + e] - v[e]),
+                                          std::fabs(out[(n + r0) * M + e] - t[e]));
+                err = std::isnan(d) ? INFINITY : std::max(err, d);
+                big = std::max(big, std::max(std::fabs(v[e]), std::fabs(t[e])));
+            }
+        }
+        worst = err / big;
+        CUDA_OK(cudaFree(d_out));
+        CUDA_OK(cudaFree(d_s));
+        CUDA_OK(cudaFree(d_model));
     }
-    CUDA_OK(cudaFree(d_out));
-    CUDA_OK(cudaFree(d_model));
-    for (void *d : owned) {
-        CUDA_OK(cudaFree(d));
-    }
-    return err / big;
+    hmd_cuda_weights_free(&weights);
+    hmd_arena_free(&arena);
+    return worst;
 }
 
 } // namespace
