@@ -32,6 +32,14 @@ static inline void hmd_timer_stop(struct hmd_timers *t, enum hmd_timer_phase p)
     t->calls[p]++;
 }
 
+/* Adds `seconds` (possibly negative) to phase p without counting a call: time measured apart
+ * from a start/stop pair (a wait for the device, the device's own time), or moved between
+ * phases. */
+static inline void hmd_timer_add(struct hmd_timers *t, enum hmd_timer_phase p, double seconds)
+{
+    t->total[p] += seconds;
+}
+
 /* Short name of a phase ("Force"). */
 const char *hmd_timer_name(enum hmd_timer_phase p);
 

@@ -651,9 +651,9 @@ static int compute_forces(struct md *md)
     const double t0 = hmd_wtime(), dp0 = md->fs.t_force;
     int rc = hmd_forces_compute(&md->fs, &md->sys.atoms, false);
     const double dp = md->fs.t_force - dp0, all = hmd_wtime() - t0;
-    md->timers.total[HMD_TIMER_FORCE] += dp;
+    hmd_timer_add(&md->timers, HMD_TIMER_FORCE, dp);
     md->timers.calls[HMD_TIMER_FORCE]++;
-    md->timers.total[HMD_TIMER_HALO] += all - dp;
+    hmd_timer_add(&md->timers, HMD_TIMER_HALO, all - dp);
     if (!rc) {
         note_dropped(md);
     }
@@ -757,7 +757,7 @@ static int wait_for_steps(struct md *md)
 {
     const double t0 = hmd_wtime();
     const int rc = hmd_resident_wait(&md->gpu);
-    md->timers.total[HMD_TIMER_FORCE] += hmd_wtime() - t0;
+    hmd_timer_add(&md->timers, HMD_TIMER_FORCE, hmd_wtime() - t0);
     return rc;
 }
 
@@ -869,8 +869,8 @@ static int md_step_gpu(struct md *md)
             rc = hmd_resident_finish_list_step(&md->gpu, &md->fs, &md->sys.atoms, &forces_s);
         }
         hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
-        md->timers.total[HMD_TIMER_NEIGHBOR] -= forces_s;
-        md->timers.total[HMD_TIMER_FORCE] += forces_s;
+        hmd_timer_add(&md->timers, HMD_TIMER_NEIGHBOR, -forces_s);
+        hmd_timer_add(&md->timers, HMD_TIMER_FORCE, forces_s);
         md->timers.calls[HMD_TIMER_FORCE]++;
     } else {
         hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
@@ -880,7 +880,7 @@ static int md_step_gpu(struct md *md)
     if (!rc && md->p.nstlist == 0) { /* waits for the step: its time, not another call */
         const double t0 = hmd_wtime();
         rc = hmd_resident_next_displacement(&md->gpu, &md->next_disp);
-        md->timers.total[HMD_TIMER_FORCE] += hmd_wtime() - t0;
+        hmd_timer_add(&md->timers, HMD_TIMER_FORCE, hmd_wtime() - t0);
     }
     return rc ? rc : write_outputs(md);
 }
