@@ -28,6 +28,7 @@
 /* the kernels, in this order */
 #include "cuda/se_e2a_slots.cuh"
 
+#include "cuda/se_e2a_contract.cuh"
 #include "cuda/se_e2a_dmma.cuh"
 
 #include "cuda/se_e2a_compressed.cuh"
@@ -730,19 +731,6 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
     return HMD_OK;
 }
 
-/* hmd_blas_gemm in double with HMD_ESOFTWARE naming `what` on failure. */
-int batched(hmd_cuda_dp *dp, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-            double alpha, const double *A, int lda, long long sa, const double *B, int ldb,
-            long long sb, double beta, double *C, int ldc, long long sc, int count,
-            const char *what)
-{
-    if (hmd_blas_gemm(dp->blas, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
-                      count) != CUBLAS_STATUS_SUCCESS) {
-        return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: %s failed", what);
-    }
-    return HMD_OK;
-}
-
 /* Embedding net k over the n inputs s in double, layer by layer (DGEMMs through the layer
  * buffers): values into out[0, n M) and tangents into out[n M, 2 n M). */
 int slots_embed_layers(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
@@ -828,21 +816,18 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
                                                                idx, dp->slots, dp->slot_s,
                                                                dp->slot_R, dp->slot_jac);
             HMD_CUDA_LAUNCHED("slots_env");
-            for (int tau = 0; tau < g.ntypes && !rc; tau++) { /* T = sum G R / nnei */
-                const int sel = g.sel[tau], off = g.sel_offset[tau];
-                const size_t n = (size_t)rows * sel;
-                double *G = dp->slot_G + 2 * (size_t)rows * off * M;
-                rc = slots_embed<A>(dp, g.type_one_side ? tau : k + tau * g.ntypes, n,
-                                    dp->slot_s + (size_t)rows * off, G);
-                rc = rc ? rc
-                        : batched(dp, CUBLAS_OP_N, CUBLAS_OP_T, 4, M, sel, 1.0 / g.nnei,
-                                  dp->slot_R + 4 * (size_t)rows * off, 4, 4LL * sel, G, M,
-                                  (long long)sel * M, tau == 0 ? 0.0 : 1.0, dp->T, 4, 4LL * M, rows,
-                                  "T = G^T R");
+            for (int tau = 0; tau < g.ntypes && !rc; tau++) {
+                const int off = g.sel_offset[tau];
+                rc = slots_embed<A>(dp, g.type_one_side ? tau : k + tau * g.ntypes,
+                                    (size_t)rows * g.sel[tau], dp->slot_s + (size_t)rows * off,
+                                    dp->slot_G + 2 * (size_t)rows * off * M);
             }
             if (rc) {
                 break;
             }
+            slots_T<<<rows, CONTRACT_THREADS, slots_T_smem(g), st>>>(dp->d_model, rows, dp->slot_R,
+                                                                     dp->slot_G, dp->T);
+            HMD_CUDA_LAUNCHED("slots_T");
             pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
             HMD_CUDA_LAUNCHED("pad_and_D");
             rc = fitting(dp, k, rows, X, Y, work);
@@ -855,20 +840,9 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
             gamma_from_dD<<<rows, T, gamma_bytes, st>>>(dp->d_model, dp->T, X, dp->gamma,
                                                         gamma_bytes > 0);
             HMD_CUDA_LAUNCHED("gamma_from_dD");
-            for (int tau = 0; tau < g.ntypes && !rc; tau++) { /* px = G gamma, py = dG gamma */
-                const int sel = g.sel[tau], off = g.sel_offset[tau];
-                const size_t n = (size_t)rows * sel;
-                const double *G = dp->slot_G + 2 * (size_t)rows * off * M;
-                for (int part = 0; part < 2 && !rc; part++) {
-                    rc = batched(dp, CUBLAS_OP_T, CUBLAS_OP_N, 4, sel, M, 1.0, dp->gamma, M,
-                                 4LL * M, G + part * n * M, M, (long long)sel * M, 0.0,
-                                 (part ? py : px) + 4 * (size_t)rows * off, 4, 4LL * sel, rows,
-                                 "G gamma");
-                }
-            }
-            if (rc) {
-                break;
-            }
+            slots_pxy<<<dim3(rows, g.ntypes), CONTRACT_THREADS, slots_pxy_smem(g), st>>>(
+                dp->d_model, rows, dp->gamma, dp->slot_G, px, py);
+            HMD_CUDA_LAUNCHED("slots_pxy");
             slots_forces<<<blocks_for(nslots, 256), 256, 0, st>>>(
                 dp->d_model, rows, ncount, dp->x, dp->type, idx, dp->slots, dp->slot_R,
                 dp->slot_jac, px, py, dp->f, dp->ev);

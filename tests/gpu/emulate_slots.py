@@ -1,6 +1,6 @@
 """Emulates se_e2_a over all slots (dp_eval.cu, evaluate_se_slots with the layers run by
-cuBLAS: column-major calls, kernel index math) in numpy and checks T, D and the forces against a
-naive per-centre computation (forces by finite differences of E = sum_i <W_i, D_i>).
+cuBLAS: column-major calls, kernel index math, the contractions of se_e2a_contract.cuh) in numpy
+and checks T, D and the forces against a naive per-centre computation (forces by finite differences of E = sum_i <W_i, D_i>).
 Run with a Python that has numpy (/root/dpenv/bin/python on the build machine)."""
 import numpy as np
 rng = np.random.default_rng(1)
@@ -86,10 +86,6 @@ def gemm(ta, tb, m, n, k, alpha, A, ao, lda, B, bo, ldb, beta, C, co, ldc):
         for j in range(n):
             idx = co + i + j * ldc
             C[idx] = res[i, j] + (beta * C[idx] if beta != 0 else 0.0)
-def batched(ta, tb, m, n, k, alpha, A, ao, lda, sa, B, bo, ldb, sb, beta, C, co, ldc, sc, count):
-    for b in range(count):
-        gemm(ta, tb, m, n, k, alpha, A, ao + b * sa, lda, B, bo + b * sb, ldb, beta, C, co + b * sc, ldc)
-
 def slot_index(rows, row, j, tau):
     return rows * off[tau] + row * sel[tau] + (j - off[tau])
 
@@ -141,8 +137,18 @@ def emulate(X):
                     dst[do + e] = a; dst[do + nt + e] = t
             if not last:
                 inb, nxt = nxt, inb
-        batched('N', 'T', 4, M, sel[tau], 1.0 / nnei, Rr, 4 * rows * off[tau], 4, 4 * sel[tau],
-                G, Go, M, sel[tau] * M, 0.0 if tau == 0 else 1.0, Tm, 0, 4, 4 * M, rows)
+    for row in range(rows):             # slots_T: a block per centre, a thread per unit u
+        R_row = np.zeros(4 * nnei)
+        for tau in range(ntypes):
+            Rb = 4 * (rows * off[tau] + row * sel[tau])
+            R_row[4 * off[tau]:4 * off[tau] + 4 * sel[tau]] = Rr[Rb:Rb + 4 * sel[tau]]
+        for u in range(M):
+            t = np.zeros(4)
+            for tau in range(ntypes):
+                Gb = (2 * rows * off[tau] + row * sel[tau]) * M + u
+                for j in range(sel[tau]):
+                    t += G[Gb + j * M] * R_row[4 * (off[tau] + j):4 * (off[tau] + j) + 4]
+            Tm[(row * M + u) * 4:(row * M + u) * 4 + 4] = t / nnei
     # pad: the empty slots' share, naive (pad_sum is a model constant on the GPU)
     T = Tm.reshape(rows, M, 4).copy()
     for row in range(rows):
@@ -163,12 +169,17 @@ def emulate(X):
             if a < M2:
                 v += sum(dDr[a2 * M2 + a] * Tr[4 * a2 + c] for a2 in range(M))
             gamma[row * 4 * M + c * M + a] = v / nnei
-    pxy = np.zeros(8 * nslots)
-    for tau in range(ntypes):
-        n = rows * sel[tau]; Go = 2 * rows * off[tau] * M
-        for part in range(2):
-            batched('T', 'N', 4, sel[tau], M, 1.0, gamma, 0, M, 4 * M, G, Go + part * n * M, M,
-                    sel[tau] * M, 0.0, pxy, part * 4 * nslots + 4 * rows * off[tau], 4, 4 * sel[tau], rows)
+    pxy = np.zeros(8 * nslots)          # px, then py = pxy[4 nslots:]
+    for row in range(rows):             # slots_pxy: a block per centre and type block, a warp per slot
+        g_row = gamma[row * 4 * M:(row + 1) * 4 * M]
+        for tau in range(ntypes):
+            n = rows * sel[tau]; first = rows * off[tau] + row * sel[tau]
+            Gv = (2 * rows * off[tau] + row * sel[tau]) * M; Gt = Gv + n * M
+            for j in range(sel[tau]):
+                for c in range(4):
+                    pxy[4 * (first + j) + c] = sum(G[Gv + j * M + u] * g_row[c * M + u] for u in range(M))
+                    pxy[4 * nslots + 4 * (first + j) + c] = sum(G[Gt + j * M + u] * g_row[c * M + u]
+                                                                for u in range(M))
     F = np.zeros((natoms, 3))
     for e in range(nslots):          # slots_forces
         row, j = e // nnei, e % nnei; i = idx[row]; ti = types[i]; tau = 0 if j < off[1] else 1

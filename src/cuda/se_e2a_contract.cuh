@@ -1,0 +1,106 @@
+/* se_e2_a over all slots: the two contractions with the embedding G of a chunk, each one pass
+ * over G at memory speed. Part of dp_eval.cu's translation unit (only it includes this file), in
+ * an anonymous namespace as the rest of it.
+ *   forward:  T = G^T R / nnei per centre (M x 4), summed over the type blocks;
+ *   backward: px = G gamma and py = dG gamma per slot (4 each), gamma = dE/dT (4 x M per centre).
+ * cuBLAS did them as strided batched products with a dimension of 4, at about half the memory
+ * bandwidth. Layouts: se_e2a_slots.cuh (slot_index); G of block tau at
+ * 2 rows sel_offset[tau] M, values [rows sel][M] then tangents [rows sel][M]; R and px, py
+ * [slot][4]; T [row][M][4]; gamma [row][4][M]. */
+#ifndef HMD_CUDA_SE_E2A_CONTRACT_CUH
+#define HMD_CUDA_SE_E2A_CONTRACT_CUH
+
+#include "cuda/se_e2a_slots.cuh"
+#include "cuda/warp_sum8.cuh"
+
+namespace
+{
+
+constexpr int CONTRACT_THREADS = 256;
+
+/* Shared memory of slots_T: the R of one centre's slots (nnei x 4). */
+size_t slots_T_smem(const hmd_cuda_model &g)
+{
+    return 4 * (size_t)g.nnei * sizeof(double);
+}
+
+/* T of each of the chunk's rows centres (one block each): T[row][u][c] =
+ * sum over blocks tau and slots j of G(row, j)[u] R(row, j)[c] / nnei. */
+__global__ void __launch_bounds__(CONTRACT_THREADS)
+    slots_T(const hmd_cuda_model *mp, int rows, const double *R, const double *G, double *T)
+{
+    extern __shared__ double R_row[]; /* [nnei][4], by block as the slots */
+    const hmd_cuda_model &m = *mp;
+    const int row = blockIdx.x, M = m.M;
+    for (int tau = 0; tau < m.ntypes; tau++) {
+        const int sel = m.sel[tau], off = m.sel_offset[tau];
+        const double *Rb = R + 4 * ((size_t)rows * off + (size_t)row * sel);
+        for (int e = threadIdx.x; e < 4 * sel; e += blockDim.x) {
+            R_row[4 * off + e] = Rb[e];
+        }
+    }
+    __syncthreads();
+    for (int u = threadIdx.x; u < M; u += blockDim.x) {
+        double t[4] = {0.0, 0.0, 0.0, 0.0};
+        for (int tau = 0; tau < m.ntypes; tau++) {
+            const int sel = m.sel[tau], off = m.sel_offset[tau];
+            const double *Gb = G + (2 * (size_t)rows * off + (size_t)row * sel) * M + u;
+            const double *Rs = R_row + 4 * off;
+#pragma unroll 4
+            for (int j = 0; j < sel; j++) {
+                const double g = Gb[(size_t)j * M];
+                for (int c = 0; c < 4; c++) {
+                    t[c] = fma(g, Rs[4 * j + c], t[c]);
+                }
+            }
+        }
+        double2 *out = reinterpret_cast<double2 *>(T + ((size_t)row * M + u) * 4);
+        out[0] = make_double2(t[0] / m.nnei, t[1] / m.nnei);
+        out[1] = make_double2(t[2] / m.nnei, t[3] / m.nnei);
+    }
+}
+
+/* Shared memory of slots_pxy: one centre's gamma (4 x M). */
+size_t slots_pxy_smem(const hmd_cuda_model &g)
+{
+    return 4 * (size_t)g.M * sizeof(double);
+}
+
+/* px and py of every slot of block tau = blockIdx.y of centre row = blockIdx.x, a warp per
+ * slot: px[slot][c] = sum_u G(slot)[u] gamma[row][c][u], py the same with the tangents. */
+__global__ void __launch_bounds__(CONTRACT_THREADS)
+    slots_pxy(const hmd_cuda_model *mp, int rows, const double *gamma, const double *G, double *px,
+              double *py)
+{
+    extern __shared__ double gamma_row[]; /* [4][M] */
+    const hmd_cuda_model &m = *mp;
+    const int row = blockIdx.x, tau = blockIdx.y, M = m.M;
+    const int sel = m.sel[tau], off = m.sel_offset[tau];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    for (int e = threadIdx.x; e < 4 * M; e += blockDim.x) {
+        gamma_row[e] = gamma[(size_t)row * 4 * M + e];
+    }
+    __syncthreads();
+    const size_t n = (size_t)rows * sel, first = (size_t)rows * off + (size_t)row * sel;
+    const double *Gv = G + (2 * (size_t)rows * off + (size_t)row * sel) * M;
+    const double *Gt = Gv + n * M;
+    for (int j = warp; j < sel; j += warps) {
+        double v[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+#pragma unroll 4
+        for (int u = lane; u < M; u += 32) {
+            const double gv = Gv[(size_t)j * M + u], gt = Gt[(size_t)j * M + u];
+            for (int c = 0; c < 4; c++) {
+                v[c] = fma(gv, gamma_row[c * M + u], v[c]);
+                v[4 + c] = fma(gt, gamma_row[c * M + u], v[4 + c]);
+            }
+        }
+        const int i = warp_sum8(v); /* v[0]: the sum of px[i] (i < 4) or py[i - 4] */
+        if (lane % 4 == 0) {
+            (i < 4 ? px : py)[4 * (first + j) + i % 4] = v[0];
+        }
+    }
+}
+
+} // namespace
+
+#endif
