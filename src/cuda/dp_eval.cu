@@ -825,8 +825,8 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
             if (rc) {
                 break;
             }
-            slots_T<<<rows, CONTRACT_THREADS, slots_T_smem(g), st>>>(dp->d_model, rows, dp->slot_R,
-                                                                     dp->slot_G, dp->T);
+            slots_T<<<rows, slots_T_threads(g), slots_T_smem(g), st>>>(
+                dp->d_model, rows, dp->slot_R, dp->slot_G, dp->T);
             HMD_CUDA_LAUNCHED("slots_T");
             pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
             HMD_CUDA_LAUNCHED("pad_and_D");

@@ -17,11 +17,21 @@ namespace
 {
 
 constexpr int CONTRACT_THREADS = 256;
+/* Loads of G a thread issues before it sums them: a uniform count, so that no lane takes a
+ * remainder loop (with `#pragma unroll` over a loop of M or sel steps the compiler peels the
+ * remainder, and for M = 100 most lanes ran it one load at a time). */
+constexpr int CONTRACT_LOADS = 8;
 
 /* Shared memory of slots_T: the R of one centre's slots (nnei x 4). */
 size_t slots_T_smem(const hmd_cuda_model &g)
 {
     return 4 * (size_t)g.nnei * sizeof(double);
+}
+
+/* Threads of a slots_T block: one per unit, up to CONTRACT_THREADS (a block loops over more). */
+int slots_T_threads(const hmd_cuda_model &g)
+{
+    return std::min(CONTRACT_THREADS, (g.M + 31) / 32 * 32);
 }
 
 /* T of each of the chunk's rows centres (one block each): T[row][u][c] =
@@ -46,11 +56,17 @@ __global__ void __launch_bounds__(CONTRACT_THREADS)
             const int sel = m.sel[tau], off = m.sel_offset[tau];
             const double *Gb = G + (2 * (size_t)rows * off + (size_t)row * sel) * M + u;
             const double *Rs = R_row + 4 * off;
-#pragma unroll 4
-            for (int j = 0; j < sel; j++) {
-                const double g = Gb[(size_t)j * M];
-                for (int c = 0; c < 4; c++) {
-                    t[c] = fma(g, Rs[4 * j + c], t[c]);
+            for (int j0 = 0; j0 < sel; j0 += CONTRACT_LOADS) {
+                double g[CONTRACT_LOADS]; /* all loads first, then the sums */
+#pragma unroll
+                for (int q = 0; q < CONTRACT_LOADS; q++) {
+                    g[q] = j0 + q < sel ? Gb[(size_t)(j0 + q) * M] : 0.0;
+                }
+#pragma unroll
+                for (int q = 0; q < CONTRACT_LOADS; q++) {
+                    for (int c = 0; c < 4 && j0 + q < sel; c++) {
+                        t[c] = fma(g[q], Rs[4 * (j0 + q) + c], t[c]);
+                    }
                 }
             }
         }
@@ -86,12 +102,21 @@ __global__ void __launch_bounds__(CONTRACT_THREADS)
     const double *Gt = Gv + n * M;
     for (int j = warp; j < sel; j += warps) {
         double v[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-#pragma unroll 4
-        for (int u = lane; u < M; u += 32) {
-            const double gv = Gv[(size_t)j * M + u], gt = Gt[(size_t)j * M + u];
-            for (int c = 0; c < 4; c++) {
-                v[c] = fma(gv, gamma_row[c * M + u], v[c]);
-                v[4 + c] = fma(gt, gamma_row[c * M + u], v[4 + c]);
+        for (int u0 = 0; u0 < M; u0 += 32 * CONTRACT_LOADS / 2) {
+            double gv[CONTRACT_LOADS / 2], gt[CONTRACT_LOADS / 2]; /* all loads first */
+#pragma unroll
+            for (int q = 0; q < CONTRACT_LOADS / 2; q++) {
+                const int u = u0 + lane + 32 * q;
+                gv[q] = u < M ? Gv[(size_t)j * M + u] : 0.0;
+                gt[q] = u < M ? Gt[(size_t)j * M + u] : 0.0;
+            }
+#pragma unroll
+            for (int q = 0; q < CONTRACT_LOADS / 2; q++) {
+                const int u = u0 + lane + 32 * q;
+                for (int c = 0; c < 4 && u < M; c++) {
+                    v[c] = fma(gv[q], gamma_row[c * M + u], v[c]);
+                    v[4 + c] = fma(gt[q], gamma_row[c * M + u], v[4 + c]);
+                }
             }
         }
         const int i = warp_sum8(v); /* v[0]: the sum of px[i] (i < 4) or py[i - 4] */
