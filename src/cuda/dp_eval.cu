@@ -764,11 +764,16 @@ int slots_embed_layers(hmd_cuda_dp *dp, int k, size_t n, const double *s, double
 
 /* Embedding net k over the n inputs s with the embedding in scalar A: values into
  * out[0, n M) and tangents into out[n M, 2 n M) (double); fp32 in one fused kernel, double in
- * one kernel on the FP64 tensor cores (dp->dmma) or layer by layer. */
+ * one kernel on the FP64 tensor cores (dp->dmma) or layer by layer; zeros for an empty net (an
+ * excluded pair, whose slots have R = 0), so that no stale NaN reaches T or px, py. */
 template <typename A>
 int slots_embed(hmd_cuda_dp *dp, int k, size_t n, const double *s, double *out)
 {
-    if (n == 0 || dp->model.emb[k].nlayers == 0) { /* no slot (sel 0), or an empty net */
+    if (n == 0) { /* no slot (sel 0) */
+        return HMD_OK;
+    }
+    if (dp->model.emb[k].nlayers == 0) { /* an excluded pair: G = 0, as their R is */
+        HMD_CUDA_CHECK(cudaMemsetAsync(out, 0, 2 * n * dp->model.M * sizeof(double), dp->stream));
         return HMD_OK;
     }
     if (sizeof(A) == sizeof(double)) {
@@ -826,7 +831,7 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
                 break;
             }
             slots_T<<<rows, slots_T_threads(g), slots_T_smem(g), st>>>(
-                dp->d_model, rows, dp->slot_R, dp->slot_G, dp->T);
+                dp->d_model, rows, dp->slot_R, dp->slot_G, dp->T, slots_T_smem(g) > 0);
             HMD_CUDA_LAUNCHED("slots_T");
             pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
             HMD_CUDA_LAUNCHED("pad_and_D");

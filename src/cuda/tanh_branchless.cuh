@@ -36,13 +36,16 @@ __device__ inline double tanh_branchless(double z)
     q = fma(q, r, 1.0 / 6.0);
     q = fma(q, r, 0.5);
     const double em_r = fma(q, r * r, r); /* expm1(r) */
-    /* 2^k, k in [-115, 0], from k's low bits (two's complement) */
-    const double scale = __hiloint2double((__double2loint(kb) + 1023) << 20, 0);
+    /* 2^k, k in [-115, 0], from k's low bits (two's complement; unsigned, as for NaN they are
+     * arbitrary) */
+    const double scale = __hiloint2double((int)(((unsigned)__double2loint(kb) + 1023u) << 20), 0);
     const double m = fma(scale, em_r, scale - 1.0); /* expm1(x), in (-1, 0] */
     const double y = 2.0 + m, num = -m;             /* y in (1, 2] */
     double rcp; /* rcp.approx: no range check (y is far from denormal and infinity) */
     asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(rcp) : "d"(y));
-    rcp = fma(rcp, fma(-y, rcp, 1.0), rcp); /* one Newton step; the correction below squares it */
+    /* rcp.approx.ftz.f64 reads the top 32 bits of y (about 2^-20); one Newton step takes it to
+     * about 2^-40, and the correction below rounds the quotient */
+    rcp = fma(rcp, fma(-y, rcp, 1.0), rcp);
     double t = num * rcp;
     t = fma(fma(-t, y, num), rcp, t);
     return copysign(t, z);

@@ -1,6 +1,7 @@
 """Emulates se_e2_a over all slots (dp_eval.cu, evaluate_se_slots with the layers run by
 cuBLAS: column-major calls, kernel index math, the contractions of se_e2a_contract.cuh) in numpy
-and checks T, D and the forces against a naive per-centre computation (forces by finite differences of E = sum_i <W_i, D_i>).
+and checks T, D and the forces against a naive per-centre computation (forces by finite
+differences of E = sum_i <W_i, D_i>).
 Run with a Python that has numpy (/root/dpenv/bin/python on the build machine)."""
 import numpy as np
 rng = np.random.default_rng(1)
@@ -161,7 +162,7 @@ def emulate(X):
     D = np.array([T[r] @ T[r][:M2].T for r in range(rows)])
     # backward with dE/dD = W
     gamma = np.zeros(rows * 4 * M)
-    for row in range(rows):          # slots_gamma
+    for row in range(rows):          # gamma_from_dD
         dDr = W[row].ravel(); Tr = T[row].ravel()
         for e in range(4 * M):
             a, c = e % M, e // M
