@@ -13,6 +13,8 @@
 #include "cuda/se_e2a_slots.cuh"
 #include "cuda/warp_sum8.cuh"
 
+#include <algorithm>
+
 namespace
 {
 
