@@ -804,7 +804,7 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
     const int T = HMD_CUDA_THREADS, M = g.M;
     cudaStream_t st = dp->stream;
     const size_t fmt_bytes = (size_t)dp->nl.cap * (sizeof(double) + sizeof(int)) + sizeof(int);
-    const size_t gamma_bytes = gamma_smem_bytes(g);
+    const size_t gamma_bytes = gamma_smem_bytes(g), T_bytes = slots_T_smem(g);
     int rc = HMD_OK;
     for (int k = 0; k < m->nfit && !rc; k++) {
         for (int c0 = dp->fit_start[k]; c0 < dp->fit_start[k + 1] && !rc; c0 += dp->cap_rows) {
@@ -830,8 +830,8 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
             if (rc) {
                 break;
             }
-            slots_T<<<rows, slots_T_threads(g), slots_T_smem(g), st>>>(
-                dp->d_model, rows, dp->slot_R, dp->slot_G, dp->T, slots_T_smem(g) > 0);
+            slots_T<<<rows, slots_T_threads(g), T_bytes, st>>>(dp->d_model, rows, dp->slot_R,
+                                                               dp->slot_G, dp->T, T_bytes > 0);
             HMD_CUDA_LAUNCHED("slots_T");
             pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
             HMD_CUDA_LAUNCHED("pad_and_D");

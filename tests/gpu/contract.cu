@@ -7,6 +7,7 @@
  * output starts as NaN, so an entry left unwritten fails. Pass: T, px and py within 1e-13 of the
  * largest in magnitude of their case. Exit 77 (skipped) without a CUDA device. */
 #include "cuda/se_e2a_contract.cuh"
+#include "gpu_test.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -16,40 +17,6 @@
 
 namespace
 {
-
-#define CUDA_OK(x)                                                                                 \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-/* A device copy of v. */
-double *upload(const std::vector<double> &v)
-{
-    double *d = NULL;
-    CUDA_OK(cudaMalloc(&d, std::max<size_t>(1, v.size()) * sizeof(double)));
-    CUDA_OK(cudaMemcpy(d, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice));
-    return d;
-}
-
-/* An array of n doubles on the device, every one NaN. */
-double *nan_array(size_t n)
-{
-    double *d = NULL;
-    CUDA_OK(cudaMalloc(&d, std::max<size_t>(1, n) * sizeof(double)));
-    CUDA_OK(cudaMemset(d, 0xff, n * sizeof(double)));
-    return d;
-}
-
-std::vector<double> download(const double *d, size_t n)
-{
-    std::vector<double> v(n);
-    CUDA_OK(cudaMemcpy(v.data(), d, n * sizeof(double), cudaMemcpyDeviceToHost));
-    return v;
-}
 
 /* Largest |got - want| over the largest |want| (infinite where got is NaN). */
 double relative_error(const std::vector<double> &got, const std::vector<double> &want)
@@ -107,19 +74,18 @@ double run_case(const std::vector<int> &sel, int M, int rows, std::mt19937 &rng)
             }
         }
     }
-    hmd_cuda_model *d_model = NULL;
-    CUDA_OK(cudaMalloc(&d_model, sizeof m));
-    CUDA_OK(cudaMemcpy(d_model, &m, sizeof m, cudaMemcpyHostToDevice));
-    double *d_R = upload(R), *d_G = upload(G), *d_gamma = upload(gamma);
-    double *d_T = nan_array(T.size()), *d_pxy = nan_array(pxy.size());
+    hmd_cuda_model *d_model = to_device(&m, 1);
+    double *d_R = to_device(R.data(), R.size()), *d_G = to_device(G.data(), G.size());
+    double *d_gamma = to_device(gamma.data(), gamma.size());
+    double *d_T = nan_on_device(T.size()), *d_pxy = nan_on_device(pxy.size());
     const size_t T_smem = slots_T_smem(m);
     slots_T<<<rows, slots_T_threads(m), T_smem>>>(d_model, rows, d_R, d_G, d_T, T_smem > 0);
     CUDA_OK(cudaGetLastError());
     slots_pxy<<<dim3(rows, m.ntypes), CONTRACT_THREADS, slots_pxy_smem(m)>>>(
         d_model, rows, d_gamma, d_G, d_pxy, d_pxy + 4 * nslots);
     CUDA_OK(cudaGetLastError());
-    const double rel = std::max(relative_error(download(d_T, T.size()), T),
-                                relative_error(download(d_pxy, pxy.size()), pxy));
+    const double rel = std::max(relative_error(from_device(d_T, T.size()), T),
+                                relative_error(from_device(d_pxy, pxy.size()), pxy));
     for (void *p :
          {(void *)d_model, (void *)d_R, (void *)d_G, (void *)d_gamma, (void *)d_T, (void *)d_pxy}) {
         CUDA_OK(cudaFree(p));
@@ -131,9 +97,7 @@ double run_case(const std::vector<int> &sel, int M, int rows, std::mt19937 &rng)
 
 int main()
 {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        printf("no CUDA device: skipped\n");
+    if (no_cuda_device()) {
         return 77;
     }
     struct shape {

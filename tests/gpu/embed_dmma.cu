@@ -8,6 +8,7 @@
  * of its case, and no plan for a net whose weights leave room for fewer than 4 warps (6 layers of
  * 64: the engine runs it layer by layer). Exit 77 (skipped) without a CUDA device. */
 #include "cuda/se_e2a_dmma.cuh"
+#include "gpu_test.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -17,15 +18,6 @@
 
 namespace
 {
-
-#define CUDA_OK(x)                                                                                 \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* A random embedding net (1 input, the given widths) as the CPU reference holds it: layers over
  * `store`, packed in `arena`. */
@@ -87,20 +79,14 @@ double run_case(const std::vector<int> &widths, hmd_activation act, bool skip, b
     const dmma_plan p = make_dmma_plan(g, smem_budget(DMMA_MAX_SMEM));
     double worst = -1.0;
     if (p.smem) {
-        hmd_cuda_model *d_model = NULL;
-        CUDA_OK(cudaMalloc(&d_model, sizeof model));
-        CUDA_OK(cudaMemcpy(d_model, &model, sizeof model, cudaMemcpyHostToDevice));
+        hmd_cuda_model *d_model = to_device(&model, 1);
         const int M = net.n_out;
         std::normal_distribution<double> normal(0.0, 1.0);
         std::vector<double> s(n);
         for (double &x : s) {
             x = 2.0 * normal(rng);
         }
-        double *d_s = NULL, *d_out = NULL;
-        CUDA_OK(cudaMalloc(&d_s, n * sizeof(double)));
-        CUDA_OK(cudaMemcpy(d_s, s.data(), n * sizeof(double), cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMalloc(&d_out, 2 * n * M * sizeof(double)));
-        CUDA_OK(cudaMemset(d_out, 0xff, 2 * n * M * sizeof(double))); /* NaN if not written */
+        double *d_s = to_device(s.data(), n), *d_out = nan_on_device(2 * n * M);
         int sms = 0;
         CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
         auto kernel = p.tanh ? slots_embed_dmma<true> : slots_embed_dmma<false>;
@@ -109,8 +95,7 @@ double run_case(const std::vector<int> &widths, hmd_activation act, bool skip, b
         const size_t blocks = std::min((size_t)sms, ((n + 7) / 8 + p.warps - 1) / p.warps);
         kernel<<<(unsigned)blocks, 32 * p.warps, p.smem>>>(d_model, 0, p, n, d_s, d_out);
         CUDA_OK(cudaGetLastError());
-        std::vector<double> out(2 * n * M);
-        CUDA_OK(cudaMemcpy(out.data(), d_out, out.size() * sizeof(double), cudaMemcpyDeviceToHost));
+        const std::vector<double> out = from_device(d_out, 2 * n * M);
         /* the reference in chunks of rows, each row's values and tangents against the GPU's */
         const int chunk = 4096;
         std::vector<double> work(hmd_mlp_tangent_work_size(&net, chunk));
@@ -140,9 +125,7 @@ double run_case(const std::vector<int> &widths, hmd_activation act, bool skip, b
 
 int main()
 {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        printf("no CUDA device: skipped\n");
+    if (no_cuda_device()) {
         return 77;
     }
     struct shape {
