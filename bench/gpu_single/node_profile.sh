@@ -7,7 +7,8 @@
 # For DPA-1 (a graph with switch nodes) ncu in this mode lists none of the graph's kernels: what
 # it lists is step 0's eager evaluation with its list build and the list steps among the steps.
 # Needs build-gpu (node_build.sh). Usage: bash bench/gpu_single/node_profile.sh [steps]
-# CASES lists the cases to profile (default: double mixed compressed dpa1 dpa1_mixed).
+# CASES lists the cases to profile (default: double mixed compressed dpa1 dpa1_mixed;
+# compressed_mixed and dpa1_water, dpa1_water_mixed on request).
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT" /tmp/hp
@@ -16,17 +17,18 @@ H=$PWD/build-gpu/halomd W=$PWD/examples/water
 steps=${1:-3}
 P=$PWD/examples/protein D=$PWD/tests/data/models
 CASES=${CASES:-"double mixed compressed dpa1 dpa1_mixed"}
-# name model conf steps [setting]
+# name model conf steps [setting]...
 for c in "double $W/water.dp $W/water_12288.gro $steps" \
          "mixed $W/water.dp $W/water_12288.gro $steps precision=mixed" \
          "compressed $W/water.dp $W/water_12288.gro $steps model-compress=yes" \
+         "compressed_mixed $W/water.dp $W/water_12288.gro $steps model-compress=yes precision=mixed" \
          "dpa1 $P/protein_dpa1.dp $P/protein.gro 1" \
          "dpa1_mixed $P/protein_dpa1.dp $P/protein.gro 1 precision=mixed" \
          "dpa1_water $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 1" \
          "dpa1_water_mixed $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 1 precision=mixed"; do
   set -- $c
   grep -qw "$1" <<< "$CASES" || continue
-  extra=""; [ $# -ge 5 ] && extra="-set $5"
+  extra=""; for kv in "${@:5}"; do extra+=" -set $kv"; done
   (cd /tmp/hp && ncu --clock-control none --metrics gpu__time_duration.sum --csv \
     $H run -backend cuda -m $2 -c $3 -nsteps $4 -deffnm p$1 \
     -set nstlist=10 -set nstenergy=0 -set nstlog=0 $extra > "$OUT/ncu_$1.csv" 2> "$OUT/ncu_$1.err")

@@ -7,6 +7,11 @@
 - tests/data/derived/ideal_gas.dp: deeppot.dp with its fitting nets' last layers zeroed, so the
   energy is a constant and every force is zero: an ideal gas, on which a thermostat must sample
   the canonical kinetic-energy distribution exactly.
+- tests/data/derived/se_e2_a_wide.dp: models/se_e2_a_small_tanh.dp with a third embedding layer
+  of 200 outputs (random weights, seeded, DeePMD-kit's initial scales) and its fitting nets' first
+  layers widened to the 800-wide descriptor: an embedding wider than one pass of 128 outputs of
+  the GPU's compressed kernels, and not a multiple of 32, for the GPU twin test (CPU against
+  GPU, so no golden).
 - tests/data/derived/water_192_compressed.xyz: tests/data/structures/water_192_ortho.xyz with
   positions and cell scaled by 0.8 (twice the density), so that atoms have more neighbours
   within 6 Å than sel [46, 92] allows: up to 68 O and 126 H. Counted independently (numpy,
@@ -15,6 +20,7 @@
 
 Usage: python python/halomd/make_test_inputs.py   (needs h5py and numpy)
 """
+import copy
 import json
 import os
 import shutil
@@ -108,6 +114,43 @@ def ideal_gas_model():
     print("ideal_gas.dp written")
 
 
+def wide_embedding_model(width=200):
+    import numpy as np
+    rng = np.random.default_rng(20261201)
+    out = os.path.join(DATA, "derived", "se_e2_a_wide.dp")
+    shutil.copyfile(os.path.join(DATA, "models", "se_e2_a_small_tanh.dp"), out)
+    with h5py.File(out, "r+") as f:
+        tree = json.loads(f.attrs["json"])
+        made = iter(range(10 ** 4))
+
+        def variable(array):
+            name = f"/variable_wide_{next(made):04d}"
+            f.create_dataset(name, data=array)
+            return name
+
+        desc = tree["model"]["descriptor"]
+        desc["neuron"] = desc["neuron"] + [width]
+        for net in desc["embeddings"]["networks"]:
+            net["neuron"] = desc["neuron"]
+            layer = copy.deepcopy(net["layers"][-1])
+            n_in = f[layer["@variables"]["w"]].shape[1]
+            layer["@variables"] = {
+                "w": variable(rng.normal(0, 1 / np.sqrt(n_in + width), (n_in, width))),
+                "b": variable(rng.normal(0, 1, width)), "idt": None}
+            net["layers"].append(layer)
+        dim = width * desc["axis_neuron"]
+        fitting = tree["model"]["fitting"]
+        fitting["dim_descrpt"] = dim
+        for net in fitting["nets"]["networks"]:
+            net["in_dim"] = dim
+            first = net["layers"][0]["@variables"]
+            n_out = f[first["w"]].shape[1]
+            del f[first["w"]]
+            first["w"] = variable(rng.normal(0, 1 / np.sqrt(dim + n_out), (dim, n_out)))
+        f.attrs["json"] = json.dumps(tree)
+    print("se_e2_a_wide.dp written")
+
+
 def compressed_water():
     src = os.path.join(DATA, "structures", "water_192_ortho.xyz")
     out = os.path.join(DATA, "derived", "water_192_compressed.xyz")
@@ -133,6 +176,7 @@ def main():
             f.write(text)
     damaged_models()
     ideal_gas_model()
+    wide_embedding_model()
     compressed_water()
     return 0
 

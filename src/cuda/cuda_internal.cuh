@@ -159,8 +159,8 @@ struct hmd_cuda_model {
     unsigned char exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* descriptor */
     unsigned char pair_exclude[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES]; /* model level */
     struct hmd_cuda_net emb[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];
-    /* compressed: coef on the device (layout as on the host), and in mixed precision its fp32
-     * copy */
+    /* compressed: coef on the device (in the kernels' layout, table_device_layout), and in
+     * mixed precision its fp32 copy */
     struct hmd_emb_table table[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];
     const float *table_coef_f32[HMD_CUDA_MAX_TYPES * HMD_CUDA_MAX_TYPES];
     /* atomic energy of a home atom of type t from its fitting output y: e_scale[t] y + e_add[t]

@@ -240,14 +240,15 @@ int plan_dmma(hmd_cuda_dp *dp, int nemb)
     return HMD_OK;
 }
 
-/* The coefficients of table t on the device: *coef, and in mixed precision their fp32 copy
- * *coef_f32. */
+/* The coefficients of table t on the device in the compressed kernels' layout
+ * (table_device_layout): *coef, and in mixed precision their fp32 copy *coef_f32. */
 int upload_table(hmd_cuda_dp *dp, const hmd_emb_table *t, double **coef, const float **coef_f32)
 {
-    const size_t n = (size_t)t->nspline * 6 * t->M;
-    int rc = hmd_cuda_upload(&dp->weights, t->coef, n * sizeof(double), (const void **)coef);
+    const std::vector<double> c = table_device_layout(*t);
+    int rc =
+        hmd_cuda_upload(&dp->weights, c.data(), c.size() * sizeof(double), (const void **)coef);
     if (!rc && dp->mixed) {
-        rc = hmd_cuda_upload_f32(&dp->weights, t->coef, n, coef_f32);
+        rc = hmd_cuda_upload_f32(&dp->weights, c.data(), c.size(), coef_f32);
     }
     return rc;
 }

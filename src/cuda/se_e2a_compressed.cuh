@@ -12,30 +12,74 @@ namespace
 
 /* ---- compressed tables: warps per centre -------------------------------------------------------
  *
- * The embedding of a compressed model is a quintic per interval of s and output, coefficients
- * [interval][a0..a5][M] as on the host. Both kernels give each lane the outputs
- * a = a0 + lane + 32 h (h < TAB_OUT, in passes a0 of 128) and walk the centre's live slots, so
+ * The embedding of a compressed model is a quintic per interval of s and output. On the device
+ * the coefficients are laid out in passes of TAB_PASS outputs, [interval][pass][a0..a5][TAB_PASS],
+ * zero beyond M (table_device_layout), so that a coefficient's stride is a constant (the loads
+ * of a slot take one address per output and immediate offsets). Both kernels give each lane the
+ * outputs a = TAB_PASS pass + lane + 32 h (h < TAB_OUT) and walk the centre's live slots, so
  * that each load of the warp reads 32 consecutive outputs of one coefficient (a lane per slot
- * would read 32 scattered rows at once). A centre's live slots are split in `split` (1, 2 or 4)
- * consecutive ranges, one per warp of the centre, so that a small system still fills the GPU
- * (slot_warps). The forward kernel sums G (x) R in registers and adds the warps' sums in shared
- * memory, in warp order; the backward kernel sums each slot's G gamma and dG gamma over the warp
- * (warp_sum8) and adds forces with atomics. Neither needs a barrier per slot (the per-centre
- * kernels of se_e2a_centre.cuh take NB slots between two). */
+ * would read 32 scattered rows at once), all 6 TAB_OUT of a slot issued at once. A centre's live
+ * slots are split in `split` (1, 2 or 4) consecutive ranges, one per warp of the centre, so that
+ * a small system still fills the GPU (slot_warps). The forward kernel sums G (x) R in registers
+ * and adds the warps' sums in shared memory, in warp order; the backward kernel keeps the lane's
+ * gamma in registers, sums each slot's G gamma and dG gamma over the warp (warp_sum8) and adds
+ * forces with atomics. Neither needs a barrier per slot (the per-centre kernels of
+ * se_e2a_centre.cuh take NB slots between two). */
 
-constexpr int TAB_WARPS = 4;         /* warps per block: TAB_WARPS / split centres */
-constexpr int TAB_OUT = 4;           /* outputs per lane and pass over the slots: 128 per warp */
-constexpr int TAB_BLOCKS_PER_SM = 5; /* compressed_forward, unsplit: 102 registers */
+constexpr int TAB_WARPS = 4;           /* warps per block: TAB_WARPS / split centres */
+constexpr int TAB_OUT = 4;             /* outputs per lane and pass over the slots */
+constexpr int TAB_PASS = 32 * TAB_OUT; /* outputs per warp and pass */
+constexpr int TAB_BLOCKS_PER_SM = 5;   /* compressed_forward, unsplit: 102 registers */
+/* compressed_backward: 128 registers (a few spilled, outside the slot loop); unbounded it takes
+ * 158 and 3 blocks, 24% slower (2026-12-01) */
+constexpr int TAB_BWD_BLOCKS_PER_SM = 4;
 
-/* The quintic of one output at offset xr into its interval (coefficient k at c[k M]) and its
- * slope, extended linearly by delta beyond the table (hmd_emb_table_eval's arithmetic, in scalar
- * A). */
-template <typename A> __device__ void table_unit(const A *c, int M, A xr, A delta, A &g, A &dg)
+/* The outputs of a pass times the passes that cover M. */
+__host__ __device__ inline int tab_width(int M)
 {
-    const A a0 = c[0], a1 = c[M], a2 = c[2 * M], a3 = c[3 * M], a4 = c[4 * M], a5 = c[5 * M];
-    const A v = a0 + (a1 + (a2 + (a3 + (a4 + a5 * xr) * xr) * xr) * xr) * xr;
-    dg = a1 + (2 * a2 + (3 * a3 + (4 * a4 + 5 * a5 * xr) * xr) * xr) * xr;
-    g = v + dg * delta;
+    return (M + TAB_PASS - 1) / TAB_PASS * TAB_PASS;
+}
+
+/* The offsets of a lane's TAB_OUT outputs a0 + lane + 32 h into pass a0 / TAB_PASS, clamped to
+ * the last output M - 1 (a lane beyond M reads what a lane within reads: no extra memory
+ * traffic, and finite values that the callers do not use or multiply by zero). */
+__device__ void pass_offsets(int M, int a0, int off[TAB_OUT])
+{
+#pragma unroll
+    for (int h = 0; h < TAB_OUT; h++) {
+        off[h] = min(threadIdx.x % 32 + 32 * h, M - 1 - a0);
+    }
+}
+
+/* The quintics of a lane's TAB_OUT outputs at offset xr into their interval and their slopes,
+ * extended linearly by delta beyond the table (hmd_emb_table_eval's polynomial, with value and
+ * slope by one Horner pass: rounding differs from the host's in the last bits). c: the pass's
+ * coefficients, coefficient k of the lane's output h at c[k TAB_PASS + off[h]]. The 6 TAB_OUT
+ * loads are issued before the first product. */
+template <typename A>
+__device__ void table_units(const A *c, const int off[TAB_OUT], A xr, A delta, A g[TAB_OUT],
+                            A dg[TAB_OUT])
+{
+    A q[TAB_OUT][6];
+#pragma unroll
+    for (int h = 0; h < TAB_OUT; h++) {
+#pragma unroll
+        for (int k = 0; k < 6; k++) {
+            q[h][k] = __ldg(c + off[h] + k * TAB_PASS);
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < TAB_OUT; h++) {
+        A v = q[h][5], d = q[h][5];
+#pragma unroll
+        for (int k = 4; k >= 1; k--) {
+            v = v * xr + q[h][k];
+            d = d * xr + v;
+        }
+        v = v * xr + q[h][0];
+        g[h] = v + d * delta;
+        dg[h] = d;
+    }
 }
 
 /* The live slots of a centre (occupied, type pair not excluded) in slot order into list (warp
@@ -64,27 +108,30 @@ __device__ void slot_range(int n, int part, int split, int *lo, int *hi)
     *hi = n * (part + 1) / split;
 }
 
-/* The table coefficients (M outputs wide) of slot q of the warp's batch, which lane q placed
- * (net k, interval iv, offset xr into it, extrapolation delta), and its offset and extrapolation
- * in scalar A (warp wide). */
+/* The table coefficients of slot q of the warp's batch, which lane q placed (net k, interval iv,
+ * offset xr into it, extrapolation delta), from the first pass, and the slot's offset and
+ * extrapolation in scalar A (warp wide). */
 template <typename A>
-__device__ const A *batch_coef(const hmd_cuda_model &m, int M, int q, int k, int iv, double xr,
+__device__ const A *batch_coef(const hmd_cuda_model &m, int q, int k, int iv, double xr,
                                double delta, A &xq, A &dq)
 {
     xq = A(__shfl_sync(0xffffffffu, xr, q));
     dq = A(__shfl_sync(0xffffffffu, delta, q));
     const int kq = __shfl_sync(0xffffffffu, k, q);
-    return precision<A>::coef(m, kq) + (size_t)__shfl_sync(0xffffffffu, iv, q) * 6 * M;
+    const size_t interval = (size_t)6 * tab_width(m.M);
+    return precision<A>::coef(m, kq) + __shfl_sync(0xffffffffu, iv, q) * interval;
 }
 
 /* acc[h][c] = sum of G_a R_c over the live slots list[lo..hi) of centre i, outputs
- * a = a0 + lane + 32 h (warp wide). */
+ * a = a0 + lane + 32 h of pass a0 / TAB_PASS (warp wide; for a >= M, not zero and not used). */
 template <typename A>
 __device__ void forward_sum(const hmd_cuda_model &m, int i, int ti, const int *slots,
                             const int *list, int lo, int hi, const double *x, int a0,
                             double acc[TAB_OUT][4])
 {
-    const int lane = threadIdx.x % 32, M = m.M;
+    const int lane = threadIdx.x % 32;
+    int off[TAB_OUT];
+    pass_offsets(m.M, a0, off);
     for (int b0 = lo; b0 < hi; b0 += 32) {
         /* lane q places slot b0 + q; the warp then walks them */
         double R[4] = {0, 0, 0, 0}, xr = 0, delta = 0;
@@ -101,17 +148,13 @@ __device__ void forward_sum(const hmd_cuda_model &m, int i, int ti, const int *s
             for (int c = 0; c < 4; c++) {
                 Rq[c] = __shfl_sync(0xffffffffu, R[c], q);
             }
-            A xq, dq;
-            const A *coef = batch_coef(m, M, q, k, iv, xr, delta, xq, dq);
+            A xq, dq, g[TAB_OUT], dg[TAB_OUT];
+            const A *coef = batch_coef(m, q, k, iv, xr, delta, xq, dq) + 6 * a0;
+            table_units(coef, off, xq, dq, g, dg);
 #pragma unroll
             for (int h = 0; h < TAB_OUT; h++) {
-                const int a = a0 + lane + 32 * h;
-                if (a < M) {
-                    A g, dg;
-                    table_unit(coef + a, M, xq, dq, g, dg);
-                    for (int c = 0; c < 4; c++) {
-                        acc[h][c] += (double)g * Rq[c];
-                    }
+                for (int c = 0; c < 4; c++) {
+                    acc[h][c] += (double)g[h] * Rq[c];
                 }
             }
         }
@@ -148,7 +191,7 @@ __global__ void __launch_bounds__(32 * TAB_WARPS, TAB_BLOCKS_PER_SM - SPLIT)
     }
     double *Tr = T_out + (size_t)row * M * 4;
     const double inv = 1.0 / m.nnei;
-    for (int a0 = 0; a0 < M; a0 += 32 * TAB_OUT) {
+    for (int a0 = 0; a0 < M; a0 += TAB_PASS) {
         double acc[TAB_OUT][4] = {};
         if (active) {
             forward_sum<A>(m, i, ti, slots, list, lo, hi, x, a0, acc);
@@ -185,18 +228,19 @@ __global__ void __launch_bounds__(32 * TAB_WARPS, TAB_BLOCKS_PER_SM - SPLIT)
 /* Forces and virial of every centre of the chunk from gamma [rows][4][M] (gamma_from_dD), the
  * table recomputed in scalar A (descriptor_backward's per-slot part). `split` warps per centre:
  * each walks its range of the live slots as compressed_forward does (lane: outputs
- * a0 + lane + 32 h), sums px = G gamma and py = dG gamma of each slot over the warp and leaves
- * them with the lane that placed the slot (its place in the range % 32), which then adds that
- * slot's forces. Dynamic shared memory: backward_smem_bytes. */
+ * a0 + lane + 32 h of each pass a0, with the lane's gamma of the pass in registers), sums
+ * px = G gamma and py = dG gamma of each slot over the warp and leaves them with the lane that
+ * placed the slot (its place in the range % 32), which then adds that slot's forces. Dynamic shared
+ * memory: backward_smem_bytes. */
 template <typename A>
-__global__ void __launch_bounds__(32 * TAB_WARPS)
+__global__ void __launch_bounds__(32 * TAB_WARPS, TAB_BWD_BLOCKS_PER_SM)
     compressed_backward(const hmd_cuda_model *mp, int rows, int split, int ncount, const double *x,
                         const int *type, const int *idx, const int *slots_all, const double *gamma,
                         double *f, double *virial)
 {
     const hmd_cuda_model &m = *mp;
-    /* [TAB_WARPS][4][M] gamma, [TAB_WARPS][32][8] px and py of a batch, the slot lists */
-    extern __shared__ double tab_gamma[];
+    /* [TAB_WARPS][32][8] px and py of a batch of slots, the slot lists */
+    extern __shared__ double tab_batch[];
     __shared__ double vir[9];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int row = (blockIdx.x * TAB_WARPS + warp) / split;
@@ -207,15 +251,11 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
     if (row < rows) { /* a whole warp */
         const int M = m.M, i = idx[row], ti = type[i];
         const int *slots = slots_all + (size_t)row * m.nnei;
-        double *batch = tab_gamma + TAB_WARPS * 4 * M + warp * 32 * 8;
-        int *list = (int *)(tab_gamma + TAB_WARPS * (4 * M + 32 * 8)) + warp * m.nnei;
+        const double *gamma_i = gamma + (size_t)row * 4 * M;
+        double *batch = tab_batch + warp * 32 * 8;
+        int *list = (int *)(tab_batch + TAB_WARPS * 32 * 8) + warp * m.nnei;
         int lo, hi;
         slot_range(warp_live_slots(m, ti, slots, list), warp % split, split, &lo, &hi);
-        double *gl = tab_gamma + warp * 4 * M; /* [4][M]: this centre's gamma */
-        for (int e = lane; e < 4 * M; e += 32) {
-            gl[e] = gamma[(size_t)row * 4 * M + e];
-        }
-        __syncwarp();
         double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, fi[3] = {0, 0, 0};
         for (int b0 = lo; b0 < hi; b0 += 32) {
             const bool mine = b0 + lane < hi; /* lane places slot b0 + lane */
@@ -229,28 +269,36 @@ __global__ void __launch_bounds__(32 * TAB_WARPS)
                 iv = hmd_emb_table_locate(&m.table[k], R[0], &xr, &delta);
             }
             const int nq = min(32, hi - b0);
-            for (int q = 0; q < nq; q++) {
-                A xq, dq;
-                const A *coef = batch_coef(m, M, q, k, iv, xr, delta, xq, dq);
-                double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-                for (int a0 = 0; a0 < M; a0 += 32 * TAB_OUT) {
+            for (int a0 = 0; a0 < M; a0 += TAB_PASS) {
+                /* the lane's gamma of the pass in registers, zero beyond M */
+                int off[TAB_OUT];
+                pass_offsets(M, a0, off);
+                double gam[TAB_OUT][4];
 #pragma unroll
-                    for (int h = 0; h < TAB_OUT; h++) {
-                        const int a = a0 + lane + 32 * h;
-                        if (a < M) {
-                            A g, dg;
-                            table_unit(coef + a, M, xq, dq, g, dg);
-                            for (int c = 0; c < 4; c++) {
-                                const double gc = gl[c * M + a];
-                                p[c] += (double)g * gc;
-                                p[4 + c] += (double)dg * gc;
-                            }
-                        }
+                for (int h = 0; h < TAB_OUT; h++) {
+                    const bool in = a0 + lane + 32 * h < M;
+#pragma unroll
+                    for (int c = 0; c < 4; c++) {
+                        gam[h][c] = in ? gamma_i[c * M + a0 + off[h]] : 0.0;
                     }
                 }
-                const int v = warp_sum8(p);
-                if (lane % 4 == 0) {
-                    batch[8 * q + v] = p[0];
+                for (int q = 0; q < nq; q++) {
+                    A xq, dq, g[TAB_OUT], dg[TAB_OUT];
+                    const A *coef = batch_coef(m, q, k, iv, xr, delta, xq, dq) + 6 * a0;
+                    table_units(coef, off, xq, dq, g, dg);
+                    double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+                    for (int h = 0; h < TAB_OUT; h++) {
+#pragma unroll
+                        for (int c = 0; c < 4; c++) {
+                            p[c] += (double)g[h] * gam[h][c];
+                            p[4 + c] += (double)dg[h] * gam[h][c];
+                        }
+                    }
+                    const int v = warp_sum8(p);
+                    if (lane % 4 == 0) { /* the passes' sums, in pass order */
+                        batch[8 * q + v] = (a0 ? batch[8 * q + v] : 0.0) + p[0];
+                    }
                 }
             }
             __syncwarp();
@@ -293,12 +341,28 @@ size_t forward_smem_bytes(const hmd_cuda_model &g, int split)
            sizeof(int) * TAB_WARPS * g.nnei;
 }
 
-/* Dynamic shared memory of compressed_backward: each warp's gamma, px and py of a batch of
- * slots, and its slot list. */
+/* Dynamic shared memory of compressed_backward: each warp's px and py of a batch of slots and
+ * its slot list. */
 size_t backward_smem_bytes(const hmd_cuda_model &g)
 {
-    return sizeof(double) * TAB_WARPS * (4 * (size_t)g.M + 32 * 8) +
-           sizeof(int) * TAB_WARPS * g.nnei;
+    return sizeof(double) * TAB_WARPS * 32 * 8 + sizeof(int) * TAB_WARPS * g.nnei;
+}
+
+/* Table t's coefficients in the kernels' layout: [interval][pass][a0..a5][TAB_PASS], zero beyond
+ * t.M (the host's is [interval][a0..a5][M]). */
+std::vector<double> table_device_layout(const hmd_emb_table &t)
+{
+    const int W = tab_width(t.M);
+    std::vector<double> c((size_t)t.nspline * 6 * W, 0.0);
+    for (size_t iv = 0; iv < (size_t)t.nspline; iv++) {
+        for (int k = 0; k < 6; k++) {
+            for (int a = 0; a < t.M; a++) {
+                c[(iv * W + a / TAB_PASS * TAB_PASS) * 6 + k * TAB_PASS + a % TAB_PASS] =
+                    t.coef[(iv * 6 + k) * t.M + a];
+            }
+        }
+    }
+    return c;
 }
 
 } // namespace

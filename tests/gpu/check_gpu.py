@@ -234,7 +234,11 @@ def twin(halomd, data, work):
               ("dpa1_water.dp", []), ("dpa1_small_strip_smooth_temp.dp", []),
               ("dpa1_small_wide.dp", []),
               ("se_atten_v2_small.dp", []), ("dpa1_small_tebd2_excl.dp", []),
-              ("compressed_coarse_dpa1_small_strip_l0.dp", [])]
+              ("compressed_coarse_dpa1_small_strip_l0.dp", []),
+              # an embedding of 200 outputs: two passes of the compressed kernels, the second
+              # not full (derived/, from make_test_inputs.py)
+              ("../derived/se_e2_a_wide.dp", []),
+              ("../derived/se_e2_a_wide.dp", ["-set", "model-compress=yes"])]
     # se_e2_a in chunks of 7 centres (HALOMD_GPU_CHUNK_ROWS), so small systems take the path
     # that systems beyond 32,768 atoms take
     chunked = [("se_e2_a_water_one_side.dp", []), ("se_e2_a_small_3types.dp", []),
