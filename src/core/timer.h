@@ -40,6 +40,14 @@ static inline void hmd_timer_add(struct hmd_timers *t, enum hmd_timer_phase p, d
     t->total[p] += seconds;
 }
 
+/* One call of phase p that took `seconds`, measured apart from a start/stop pair (an evaluation
+ * whose time the force code measures itself). */
+static inline void hmd_timer_add_call(struct hmd_timers *t, enum hmd_timer_phase p, double seconds)
+{
+    t->total[p] += seconds;
+    t->calls[p]++;
+}
+
 /* Short name of a phase ("Force"). */
 const char *hmd_timer_name(enum hmd_timer_phase p);
 

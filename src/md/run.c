@@ -651,8 +651,7 @@ static int compute_forces(struct md *md)
     const double t0 = hmd_wtime(), dp0 = md->fs.t_force;
     int rc = hmd_forces_compute(&md->fs, &md->sys.atoms, false);
     const double dp = md->fs.t_force - dp0, all = hmd_wtime() - t0;
-    hmd_timer_add(&md->timers, HMD_TIMER_FORCE, dp);
-    md->timers.calls[HMD_TIMER_FORCE]++;
+    hmd_timer_add_call(&md->timers, HMD_TIMER_FORCE, dp);
     hmd_timer_add(&md->timers, HMD_TIMER_HALO, all - dp);
     if (!rc) {
         note_dropped(md);
@@ -870,8 +869,7 @@ static int md_step_gpu(struct md *md)
         }
         hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
         hmd_timer_add(&md->timers, HMD_TIMER_NEIGHBOR, -forces_s);
-        hmd_timer_add(&md->timers, HMD_TIMER_FORCE, forces_s);
-        md->timers.calls[HMD_TIMER_FORCE]++;
+        hmd_timer_add_call(&md->timers, HMD_TIMER_FORCE, forces_s);
     } else {
         hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
         rc = hmd_resident_step(&md->gpu);
