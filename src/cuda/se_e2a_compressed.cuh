@@ -15,23 +15,25 @@ namespace
  * The embedding of a compressed model is a quintic per interval of s and output. On the device
  * the coefficients are laid out in passes of TAB_PASS outputs, [interval][pass][a0..a5][TAB_PASS],
  * zero beyond M (table_device_layout), so that a coefficient's stride is a constant (the loads
- * of a slot take one address per output and immediate offsets). Both kernels give each lane the
+ * of a slot take one address per output and immediate offsets); the padding is never read
+ * (pass_offsets keeps every lane on an output below M). It costs tab_width(M) / M of the
+ * table's memory: 1.28 for M = 100, 8 for M = 16. Both kernels give each lane the
  * outputs a = TAB_PASS pass + lane + 32 h (h < TAB_OUT) and walk the centre's live slots, so
  * that each load of the warp reads 32 consecutive outputs of one coefficient (a lane per slot
- * would read 32 scattered rows at once), all 6 TAB_OUT of a slot issued at once. A centre's live
- * slots are split in `split` (1, 2 or 4) consecutive ranges, one per warp of the centre, so that
- * a small system still fills the GPU (slot_warps). The forward kernel sums G (x) R in registers
- * and adds the warps' sums in shared memory, in warp order; the backward kernel keeps the lane's
- * gamma in registers, sums each slot's G gamma and dG gamma over the warp (warp_sum8) and adds
- * forces with atomics. Neither needs a barrier per slot (the per-centre kernels of
+ * would read 32 scattered rows at once), all 6 TAB_OUT loads of a slot issued at once. A centre's
+ * live slots are split in `split` (1, 2 or 4) consecutive ranges, one per warp of the centre, so
+ * that a small system still fills the GPU (slot_warps). The forward kernel sums G (x) R in
+ * registers and adds the warps' sums in shared memory, in warp order; the backward kernel keeps the
+ * lane's gamma in registers, sums each slot's G gamma and dG gamma over the warp (warp_sum8) and
+ * adds forces with atomics. Neither needs a barrier per slot (the per-centre kernels of
  * se_e2a_centre.cuh take NB slots between two). */
 
 constexpr int TAB_WARPS = 4;           /* warps per block: TAB_WARPS / split centres */
 constexpr int TAB_OUT = 4;             /* outputs per lane and pass over the slots */
 constexpr int TAB_PASS = 32 * TAB_OUT; /* outputs per warp and pass */
-constexpr int TAB_BLOCKS_PER_SM = 5;   /* compressed_forward, unsplit: 102 registers */
-/* compressed_backward: 128 registers (a few spilled, outside the slot loop); unbounded it takes
- * 158 and 3 blocks, 24% slower (2026-12-01) */
+constexpr int TAB_BLOCKS_PER_SM = 5;   /* compressed_forward, unsplit: 96 registers */
+/* compressed_backward: 128 registers, a few spilled outside the slot loop (40 bytes in double,
+ * 152 in fp32); unbounded it takes 158 and 3 blocks, and the kernel 24% more time (2026-12-01) */
 constexpr int TAB_BWD_BLOCKS_PER_SM = 4;
 
 /* The outputs of a pass times the passes that cover M. */
@@ -42,7 +44,8 @@ __host__ __device__ inline int tab_width(int M)
 
 /* The offsets of a lane's TAB_OUT outputs a0 + lane + 32 h into pass a0 / TAB_PASS, clamped to
  * the last output M - 1 (a lane beyond M reads what a lane within reads: no extra memory
- * traffic, and finite values that the callers do not use or multiply by zero). */
+ * traffic, and finite values that the callers do not use or multiply by zero). This clamp, not
+ * the table's zero padding, keeps every read within the table's outputs. */
 __device__ void pass_offsets(int M, int a0, int off[TAB_OUT])
 {
 #pragma unroll
@@ -163,7 +166,7 @@ __device__ void forward_sum(const hmd_cuda_model &m, int i, int ti, const int *s
 
 /* T [rows][M][4] = (sum over live slots of G (x) R) / nnei of every centre of the chunk
  * (descriptor_forward without the padding and D, which pad_and_D adds), the table in scalar A.
- * `split` warps per centre (1 unless SPLIT), each walking its range of the slots once per 128
+ * `split` warps per centre (1 unless SPLIT), each walking its range of the slots once per TAB_PASS
  * outputs; dynamic shared memory: forward_smem_bytes. The split form has fewer blocks than the
  * GPU holds (slot_warps), so it takes the registers of one block less per SM. */
 template <typename A, bool SPLIT>

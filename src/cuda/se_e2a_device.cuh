@@ -74,6 +74,7 @@ template <> struct precision<double> {
     {
         return L.idt;
     }
+    /* net k's table in the compressed kernels' layout (table_device_layout), not tabulate.h's */
     __host__ __device__ static const double *coef(const hmd_cuda_model &m, int k)
     {
         return m.table[k].coef;

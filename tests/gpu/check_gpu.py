@@ -10,7 +10,9 @@ Usage: check_gpu.py TEST HALOMD DATA WORKDIR
            forces and virial within 1e-10 relative (max|a-b| / max|b|); se_e2_a models also
            in chunks of 7 centres (HALOMD_GPU_CHUNK_ROWS), and networks in the per-centre
            kernels as well as over all slots (HALOMD_SE_SLOTS=0), the embedding over all slots
-           on the FP64 tensor cores and layer by layer (HALOMD_GPU_DMMA=0).
+           on the FP64 tensor cores and layer by layer (HALOMD_GPU_DMMA=0); a 200-wide
+           embedding (derived/se_e2_a_wide.dp) also compressed in mixed precision, within
+           the mixed bound (1e-5) of the CPU's double.
   dense    water at twice the density: both backends leave out the same neighbours beyond sel
            (the count in eval's warning) and agree within 1e-10.
   nve      NVE water on the GPU: the conserved energy stays within 1e-6 eV/atom and its
@@ -259,8 +261,12 @@ def twin(halomd, data, work):
     runs += [(m, [], env) for m, env in slots]
     # compressed kernels split small systems' slots over 4 warps per centre; large systems take
     # one warp per centre, and 2 is in between (HALOMD_GPU_SLOT_WARPS)
-    runs += [("se_e2_a_water_one_side.dp", ["-set", "model-compress=yes"],
-              {"HALOMD_GPU_SLOT_WARPS": w}) for w in ("1", "2")]
+    runs += [(m, ["-set", "model-compress=yes"], {"HALOMD_GPU_SLOT_WARPS": w})
+             for m in ("se_e2_a_water_one_side.dp", "../derived/se_e2_a_wide.dp")
+             for w in ("1", "2")]
+    # the two passes of the compressed kernels with the table in fp32, within the mixed bound
+    runs += [("../derived/se_e2_a_wide.dp",
+              ["-set", "model-compress=yes", "-set", "precision=mixed"], None)]
     ok = True
     for k in range(3):
         a = 9.0 + 4 * rng.random()
@@ -274,7 +280,8 @@ def twin(halomd, data, work):
                            os.path.join(work, "gpu.json"), extra, env)["frames"][0]
             errs = {q: relative_error(gpu[q], ref[q])
                     for q in ("energy", "atom_energy", "force", "virial")}
-            good = all(e <= 1e-10 for e in errs.values())
+            bound = MIXED_BOUND if "precision=mixed" in extra else 1e-10
+            good = all(e <= bound for e in errs.values())
             ok &= good
             print(f"{'ok  ' if good else 'FAIL'} config {k} ({ref['natoms'] if 'natoms' in ref else ''}"
                   f" atoms) {model} {' '.join(extra)}{' ' + str(env) if env else ''}: "
