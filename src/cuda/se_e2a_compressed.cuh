@@ -39,7 +39,7 @@ constexpr int TAB_BWD_BLOCKS_PER_SM = 4;
 /* The outputs of a pass times the passes that cover M. */
 __host__ __device__ inline int tab_width(int M)
 {
-    return (M + TAB_PASS - 1) / TAB_PASS * TAB_PASS;
+    return hmd_emb_table_pass_width(M, TAB_PASS);
 }
 
 /* The offsets of a lane's TAB_OUT outputs a0 + lane + 32 h into pass a0 / TAB_PASS, clamped to
@@ -355,16 +355,8 @@ size_t backward_smem_bytes(const hmd_cuda_model &g)
  * t.M (the host's is [interval][a0..a5][M]). */
 std::vector<double> table_device_layout(const hmd_emb_table &t)
 {
-    const int W = tab_width(t.M);
-    std::vector<double> c((size_t)t.nspline * 6 * W, 0.0);
-    for (size_t iv = 0; iv < (size_t)t.nspline; iv++) {
-        for (int k = 0; k < 6; k++) {
-            for (int a = 0; a < t.M; a++) {
-                c[(iv * W + a / TAB_PASS * TAB_PASS) * 6 + k * TAB_PASS + a % TAB_PASS] =
-                    t.coef[(iv * 6 + k) * t.M + a];
-            }
-        }
-    }
+    std::vector<double> c((size_t)t.nspline * 6 * tab_width(t.M));
+    hmd_emb_table_in_passes(&t, TAB_PASS, c.data());
     return c;
 }
 

@@ -465,6 +465,20 @@ int hmd_emb_table_from_data(struct hmd_emb_table *table, int M, const double *da
 /* ---- evaluation ------------------------------------------------------------------------------ */
 
 HMD_CPU_CLONES
+void hmd_emb_table_in_passes(const struct hmd_emb_table *t, int pass, double *out)
+{
+    const size_t W = (size_t)hmd_emb_table_pass_width(t->M, pass);
+    memset(out, 0, sizeof(double) * (size_t)t->nspline * 6 * W);
+    for (size_t i = 0; i < (size_t)t->nspline; i++) {
+        for (int k = 0; k < 6; k++) {
+            const double *a = t->coef + (i * 6 + k) * t->M;
+            for (int m = 0; m < t->M; m++) {
+                out[(i * W + (size_t)(m / pass * pass)) * 6 + (size_t)k * pass + m % pass] = a[m];
+            }
+        }
+    }
+}
+
 void hmd_emb_table_eval(const struct hmd_emb_table *table, int rows, const double *x, double *g,
                         double *dg)
 {

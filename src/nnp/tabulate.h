@@ -97,6 +97,18 @@ int hmd_emb_table_build(struct hmd_emb_table *table, const struct hmd_mlp *net, 
 int hmd_emb_table_from_data(struct hmd_emb_table *table, int M, const double *data, int nrows,
                             const double *info, struct hmd_arena *arena);
 
+/* The table's width in passes of `pass` outputs: M rounded up to a multiple of pass. */
+HMD_HD static inline int hmd_emb_table_pass_width(int M, int pass)
+{
+    return (M + pass - 1) / pass * pass;
+}
+
+/* The coefficients of table t laid out in passes of `pass` outputs, as the GPU's compressed
+ * kernels read them (a coefficient's stride a constant): with W = hmd_emb_table_pass_width(M,
+ * pass), out[(i W + p pass) 6 + k pass + r] = a_k of output p pass + r on interval i, zero for
+ * outputs at and beyond M. out holds nspline 6 W doubles. */
+void hmd_emb_table_in_passes(const struct hmd_emb_table *t, int pass, double *out);
+
 /* Evaluates the table at x[rows] (dimensionless): g[rows][M] and, when dg is not NULL,
  * dg[rows][M] = d g / d x, exactly as DeePMD-kit's tabulate_fusion_se_a kernel forms them
  * (interval location by hmd_emb_table_locate, Horner's rule, C1 extrapolation). A NaN x gives

@@ -337,6 +337,43 @@ static void test_stored_table_rows(void **state)
     assert_non_null(strstr(hmd_error_msg(), "a2"));
 }
 
+/* The layout in passes: every coefficient where the GPU's kernels read it, zeros beyond M, for M
+ * below, at and above a multiple of the pass. */
+static void test_in_passes(void **state)
+{
+    (void)state;
+    const int widths[] = {1, 3, 4, 5, 8, 9};
+    for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
+        const int M = widths[w], pass = 4, nspline = 3;
+        const int W = hmd_emb_table_pass_width(M, pass);
+        assert_int_equal(W, (M + 3) / 4 * 4);
+        double coef[3 * 6 * 9], out[3 * 6 * 12];
+        for (int e = 0; e < nspline * 6 * M; e++) {
+            coef[e] = 1.0 + e;
+        }
+        struct hmd_emb_table t = {.M = M, .nspline = nspline, .coef = coef};
+        for (int e = 0; e < nspline * 6 * W; e++) {
+            out[e] = NAN;
+        }
+        hmd_emb_table_in_passes(&t, pass, out);
+        int nonzero = 0;
+        for (int e = 0; e < nspline * 6 * W; e++) {
+            assert_false(isnan(out[e]));
+            nonzero += out[e] != 0.0;
+        }
+        assert_int_equal(nonzero, nspline * 6 * M); /* all coefficients, each once */
+        for (int i = 0; i < nspline; i++) {
+            for (int k = 0; k < 6; k++) {
+                for (int m = 0; m < M; m++) {
+                    const int p = m / pass, r = m % pass;
+                    assert_true(out[(i * W + p * pass) * 6 + k * pass + r] ==
+                                coef[(i * 6 + k) * M + m]);
+                }
+            }
+        }
+    }
+}
+
 /* Build, write out in DeePMD-kit's [nspline][6 M] layout, read back: same evaluations. */
 static void test_stored_table_round_trip(void **state)
 {
@@ -600,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_locate_edge_cases),
         cmocka_unit_test(test_stored_table_rows),
         cmocka_unit_test(test_stored_table_round_trip),
+        cmocka_unit_test(test_in_passes),
         cmocka_unit_test(test_range),
         cmocka_unit_test(test_build_errors),
         cmocka_unit_test(test_golden_deepmd),
