@@ -462,9 +462,8 @@ int hmd_emb_table_from_data(struct hmd_emb_table *table, int M, const double *da
     return HMD_OK;
 }
 
-/* ---- evaluation ------------------------------------------------------------------------------ */
+/* ---- the layout in passes of the GPU's compressed kernels ----------------------------------- */
 
-HMD_CPU_CLONES
 void hmd_emb_table_in_passes(const struct hmd_emb_table *t, int pass, double *out)
 {
     const size_t W = (size_t)hmd_emb_table_pass_width(t->M, pass);
@@ -479,6 +478,9 @@ void hmd_emb_table_in_passes(const struct hmd_emb_table *t, int pass, double *ou
     }
 }
 
+/* ---- evaluation ------------------------------------------------------------------------------ */
+
+HMD_CPU_CLONES
 void hmd_emb_table_eval(const struct hmd_emb_table *table, int rows, const double *x, double *g,
                         double *dg)
 {
