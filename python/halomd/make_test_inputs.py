@@ -21,6 +21,7 @@
 Usage: python python/halomd/make_test_inputs.py   (needs h5py and numpy)
 """
 import copy
+import itertools
 import json
 import os
 import shutil
@@ -121,7 +122,7 @@ def wide_embedding_model(width=200):
     shutil.copyfile(os.path.join(DATA, "models", "se_e2_a_small_tanh.dp"), out)
     with h5py.File(out, "r+") as f:
         tree = json.loads(f.attrs["json"])
-        made = iter(range(10 ** 4))
+        made = itertools.count()
 
         def variable(array):
             name = f"/variable_wide_{next(made):04d}"

@@ -304,13 +304,13 @@ int upload_model(hmd_cuda_dp *dp, const hmd_dp_model *m)
     for (int k = 0; k < se->nemb && !rc; k++) {
         if (g.compressed) {
             g.table[k] = se->table[k];
-            if (se->table[k].M > 0 && se->table[k].M != se->M) { /* the kernels index by se->M */
-                return hmd_error_set(HMD_ENOTSUP,
-                                     "backend = cuda: a compression table %d wide "
-                                     "for an embedding %d wide",
-                                     se->table[k].M, se->M);
-            }
-            if (se->table[k].M > 0) {
+            if (se->table[k].M > 0) {          /* 0: an excluded pair's absent net */
+                if (se->table[k].M != se->M) { /* the kernels index by se->M */
+                    return hmd_error_set(HMD_ENOTSUP,
+                                         "backend = cuda: a compression table %d wide "
+                                         "for an embedding %d wide",
+                                         se->table[k].M, se->M);
+                }
                 rc = upload_table(dp, &se->table[k], &g.table[k].coef, &g.table_coef_f32[k]);
             }
         }
