@@ -5,6 +5,38 @@
 
 #include "core/error.h"
 
+#define FIELD(name, width, kind, flags, member)                                                    \
+    {name, width, kind, flags, offsetof(struct hmd_atoms, member)}
+
+const struct hmd_atom_field_info hmd_atom_fields[HMD_NFIELDS] = {
+    [HMD_FIELD_X] = FIELD("x", 3, HMD_FIELD_DOUBLE,
+                          HMD_FIELD_MIGRATE | HMD_FIELD_BORDER | HMD_FIELD_SHIFTED, x),
+    [HMD_FIELD_V] = FIELD("v", 3, HMD_FIELD_DOUBLE, HMD_FIELD_MIGRATE, v),
+    [HMD_FIELD_F] = FIELD("f", 3, HMD_FIELD_DOUBLE, 0, f),
+    [HMD_FIELD_MASS] = FIELD("mass", 1, HMD_FIELD_DOUBLE, HMD_FIELD_MIGRATE, mass),
+    [HMD_FIELD_TYPE] = FIELD("type", 1, HMD_FIELD_INT, HMD_FIELD_MIGRATE | HMD_FIELD_BORDER, type),
+    [HMD_FIELD_ID] = FIELD("id", 1, HMD_FIELD_INT64, HMD_FIELD_MIGRATE | HMD_FIELD_BORDER, id),
+    [HMD_FIELD_CHARGE] = FIELD("charge", 1, HMD_FIELD_DOUBLE,
+                               HMD_FIELD_MIGRATE | HMD_FIELD_BORDER | HMD_FIELD_OPTIONAL, charge),
+};
+
+static size_t element_size(enum hmd_field_kind kind)
+{
+    return kind == HMD_FIELD_DOUBLE ? sizeof(double)
+           : kind == HMD_FIELD_INT  ? sizeof(int)
+                                    : sizeof(int64_t);
+}
+
+static void **array_of(const struct hmd_atoms *a, int f)
+{
+    return (void **)((char *)a + hmd_atom_fields[f].member);
+}
+
+static int held(const struct hmd_atoms *a, int f)
+{
+    return !(hmd_atom_fields[f].flags & HMD_FIELD_OPTIONAL) || (a->present & HMD_FIELD_BIT(f));
+}
+
 static int grow(void **p, size_t elem, int n)
 {
     void *q = realloc(*p, elem * (size_t)n);
@@ -20,36 +52,115 @@ int hmd_atoms_reserve(struct hmd_atoms *a, int n)
     if (n <= a->cap) {
         return HMD_OK;
     }
-    int cap = n + n / 4 + 16;
-    int rc = grow((void **)&a->x, 3 * sizeof(double), cap);
-    if (!rc) {
-        rc = grow((void **)&a->v, 3 * sizeof(double), cap);
+    const int cap = n + n / 4 + 16;
+    for (int f = 0; f < HMD_NFIELDS; f++) {
+        const struct hmd_atom_field_info *fi = &hmd_atom_fields[f];
+        if (held(a, f)) {
+            int rc = grow(array_of(a, f), fi->width * element_size(fi->kind), cap);
+            if (rc) {
+                return rc;
+            }
+        }
     }
-    if (!rc) {
-        rc = grow((void **)&a->f, 3 * sizeof(double), cap);
+    a->cap = cap;
+    return HMD_OK;
+}
+
+int hmd_atoms_add_field(struct hmd_atoms *a, enum hmd_atom_field f)
+{
+    if (held(a, f)) {
+        return HMD_OK;
     }
-    if (!rc) {
-        rc = grow((void **)&a->mass, sizeof(double), cap);
+    const struct hmd_atom_field_info *fi = &hmd_atom_fields[f];
+    void *p = calloc((size_t)(a->cap > 0 ? a->cap : 1), fi->width * element_size(fi->kind));
+    if (!p) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory for the atoms' %s", fi->name);
     }
-    if (!rc) {
-        rc = grow((void **)&a->type, sizeof(int), cap);
+    *array_of(a, f) = p;
+    a->present |= HMD_FIELD_BIT(f);
+    return HMD_OK;
+}
+
+unsigned hmd_atoms_fields_with(const struct hmd_atoms *a, unsigned flags)
+{
+    unsigned mask = 0;
+    for (int f = 0; f < HMD_NFIELDS; f++) {
+        if ((hmd_atom_fields[f].flags & flags) == flags && held(a, f)) {
+            mask |= HMD_FIELD_BIT(f);
+        }
     }
-    if (!rc) {
-        rc = grow((void **)&a->id, sizeof(int64_t), cap);
+    return mask;
+}
+
+int hmd_atoms_record_width(unsigned mask)
+{
+    int w = 0;
+    for (int f = 0; f < HMD_NFIELDS; f++) {
+        w += (mask & HMD_FIELD_BIT(f)) ? hmd_atom_fields[f].width : 0;
     }
-    if (!rc) {
-        a->cap = cap;
+    return w;
+}
+
+void hmd_atoms_pack(const struct hmd_atoms *a, int k, unsigned mask, const double shift[3],
+                    double *rec)
+{
+    for (int f = 0; f < HMD_NFIELDS; f++) {
+        if (!(mask & HMD_FIELD_BIT(f))) {
+            continue;
+        }
+        const struct hmd_atom_field_info *fi = &hmd_atom_fields[f];
+        const void *p = *array_of(a, f);
+        for (int c = 0; c < fi->width; c++) {
+            const size_t e = (size_t)k * fi->width + c;
+            double v = fi->kind == HMD_FIELD_DOUBLE ? ((const double *)p)[e]
+                       : fi->kind == HMD_FIELD_INT  ? (double)((const int *)p)[e]
+                                                    : (double)((const int64_t *)p)[e];
+            if (shift && (fi->flags & HMD_FIELD_SHIFTED)) {
+                v += shift[c];
+            }
+            *rec++ = v;
+        }
     }
-    return rc;
+}
+
+void hmd_atoms_unpack(struct hmd_atoms *a, int k, unsigned mask, const double *rec)
+{
+    for (int f = 0; f < HMD_NFIELDS; f++) {
+        if (!(mask & HMD_FIELD_BIT(f))) {
+            continue;
+        }
+        const struct hmd_atom_field_info *fi = &hmd_atom_fields[f];
+        void *p = *array_of(a, f);
+        for (int c = 0; c < fi->width; c++) {
+            const size_t e = (size_t)k * fi->width + c;
+            const double v = *rec++;
+            if (fi->kind == HMD_FIELD_DOUBLE) {
+                ((double *)p)[e] = v;
+            } else if (fi->kind == HMD_FIELD_INT) {
+                ((int *)p)[e] = (int)v;
+            } else {
+                ((int64_t *)p)[e] = (int64_t)v;
+            }
+        }
+    }
+}
+
+void hmd_atoms_copy(struct hmd_atoms *a, int to, int from, unsigned mask)
+{
+    for (int f = 0; f < HMD_NFIELDS; f++) {
+        if (mask & HMD_FIELD_BIT(f)) {
+            const struct hmd_atom_field_info *fi = &hmd_atom_fields[f];
+            const size_t bytes = fi->width * element_size(fi->kind);
+            char *p = *array_of(a, f);
+            memcpy(p + (size_t)to * bytes, p + (size_t)from * bytes, bytes);
+        }
+    }
 }
 
 void hmd_atoms_free(struct hmd_atoms *a)
 {
-    free(a->x);
-    free(a->v);
-    free(a->f);
-    free(a->mass);
-    free(a->type);
-    free(a->id);
+    for (int f = 0; f < HMD_NFIELDS; f++) {
+        free(*array_of(a, f));
+    }
     memset(a, 0, sizeof *a);
 }

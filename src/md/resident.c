@@ -99,7 +99,7 @@ int hmd_resident_next_displacement(struct hmd_resident *r, double *disp)
 int hmd_resident_fetch(struct hmd_resident *r, struct hmd_forces *fs, struct hmd_atoms *atoms,
                        bool x, bool v, bool f, double *thermostat_work)
 {
-    struct hmd_cuda_md_scalars s;
+    struct hmd_cuda_md_scalars s = {0};
     int rc = hmd_cuda_md_fetch(r->dev, x ? atoms->x : NULL, v ? atoms->v : NULL,
                                f ? atoms->f : NULL, &s);
     if (!rc) {
