@@ -18,7 +18,7 @@
 #include <cuda_runtime.h>
 
 #include "bench_cuda.cuh"
-#include "cuda/blas.cuh"
+#include "cuda/nnp/blas.cuh"
 
 #include <algorithm>
 #include <cstdio>

@@ -17,8 +17,8 @@
 #include <cuda_runtime.h>
 
 #include "bench_cuda.cuh"
-#include "cuda/live_rows.cuh"
-#include "cuda/tf32x3.cuh"
+#include "cuda/nnp/live_rows.cuh"
+#include "cuda/nnp/tf32x3.cuh"
 
 #include <cmath>
 #include <cstdio>

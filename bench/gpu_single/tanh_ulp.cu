@@ -8,7 +8,7 @@
  *   /tmp/tanh_ulp out.json
  * Prints and writes (JSON) the largest and mean error of each, and the worst input. */
 #include "bench_cuda.cuh"
-#include "cuda/tanh_branchless.cuh"
+#include "cuda/nnp/tanh_branchless.cuh"
 
 #include <cmath>
 #include <vector>

@@ -10,12 +10,13 @@
 #include "core/error.h"
 #include "core/params.h"
 #include "hmd_buildinfo.h"
-#include "comm/collect.h"
+#include "dd/collect.h"
 #include "comm/comm.h"
 #include "io/backup.h"
 #include "io/eval_json.h"
 #include "io/model_dp.h"
 #include "io/structure.h"
+#include "md/backend.h"
 #include "md/forces.h"
 #include "md/model_setup.h"
 #include "md/run.h"
@@ -67,8 +68,7 @@ static const char usage_text[] =
 static void print_version(void)
 {
     printf("halomd %s (commit %s)\nbuild: %s, %s\noptions: %s\nbackends: %s\n", HMD_VERSION,
-           HMD_GIT_COMMIT, HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES,
-           HMD_HAVE_CUDA ? "cpu, cuda (se_e2_a, DPA-1)" : "cpu");
+           HMD_GIT_COMMIT, HMD_BUILD_TYPE, HMD_COMPILER, HMD_BUILD_FEATURES, hmd_backend_list());
 }
 
 static int parse(int argc, char **argv, struct cli *cli)
@@ -210,15 +210,19 @@ static int eval_frame(const struct cli *cli, const struct hmd_params *p,
     int rc = hmd_system_load(&sys, frame, cli->conf, model, cli->dd, rlist);
     if (!rc) {
         char backend[512];
-        hmd_forces_init(&fs, model, &sys.dd, p->verlet_buffer, sys.type0, sys.natoms);
-        rc = hmd_comm_agree(
-            hmd_forces_select_backend(&fs, p->backend, p->precision, backend, sizeof backend));
+        const struct hmd_backend_request req = {.name = p->backend,
+                                                .precision = p->precision,
+                                                .resident = false,
+                                                .model = model,
+                                                .type0 = sys.type0};
+        rc = hmd_forces_init(&fs, &sys.dd, p->verlet_buffer, sys.natoms);
+        rc = hmd_comm_agree(rc ? rc : hmd_backend_setup(&fs, &req, backend, sizeof backend));
     }
     if (!rc) {
         rc = hmd_forces_rebuild(&fs, &sys.atoms, &sys.box);
     }
     if (!rc) {
-        rc = hmd_forces_compute(&fs, &sys.atoms, true);
+        rc = hmd_forces_compute(&fs, &sys.atoms, &sys.box, true);
     }
     if (!rc && hmd_comm_rank() == 0) {
         force = malloc(sizeof(double) * 3 * (sys.natoms + 1));

@@ -26,7 +26,11 @@ int hmd_comm_rank(void);
 int hmd_comm_size(void);
 
 /* Aborts every rank with exit code `code` (MPI_Abort; exit without MPI). */
+#ifdef __cplusplus
+[[noreturn]] void hmd_comm_abort(int code);
+#else
 _Noreturn void hmd_comm_abort(int code);
+#endif
 
 /* Element-wise sums and maxima over ranks, in place. */
 void hmd_comm_sum(double *buf, int n);
@@ -36,6 +40,14 @@ void hmd_comm_max_int(int *buf, int n);
 
 /* Copies `bytes` bytes of buf from rank `root` to every rank. */
 void hmd_comm_bcast(void *buf, size_t bytes, int root);
+
+/* Message tags of the point-to-point exchanges, one per verb, so that they never mix. */
+enum {
+    HMD_TAG_BORDERS = 101, /* and +1 */
+    HMD_TAG_MIGRATE = 103, /* and +1 */
+    HMD_TAG_FORWARD = 105,
+    HMD_TAG_REVERSE = 106,
+};
 
 /* Sends nsend bytes to rank `to` while receiving up to recv_cap bytes from rank `from`
  * (receive posted first); returns the bytes received. A rank exchanging with itself copies;

@@ -6,7 +6,9 @@
 #include "core/error.h"
 
 #define FIELD(name, width, kind, flags, member)                                                    \
-    {name, width, kind, flags, offsetof(struct hmd_atoms, member)}
+    {                                                                                              \
+        name, width, kind, flags, offsetof(struct hmd_atoms, member)                               \
+    }
 
 const struct hmd_atom_field_info hmd_atom_fields[HMD_NFIELDS] = {
     [HMD_FIELD_X] = FIELD("x", 3, HMD_FIELD_DOUBLE,

@@ -18,17 +18,17 @@
 #include <stdint.h>
 
 struct hmd_atoms {
-    int nlocal;      /* home atoms */
-    int nghost;      /* ghost atoms after the home atoms */
-    int cap;         /* capacity of every array, in atoms */
+    int nlocal;       /* home atoms */
+    int nghost;       /* ghost atoms after the home atoms */
+    int cap;          /* capacity of every array, in atoms */
     unsigned present; /* optional fields held (bits 1 << HMD_FIELD_*); the others always are */
-    double *x;       /* [cap][3] positions (Å) */
-    double *v;       /* [cap][3] velocities (Å/ps), home atoms */
-    double *f;       /* [cap][3] forces (eV/Å) */
-    double *mass;    /* [cap] masses (g/mol), home atoms */
-    int *type;       /* [cap] model type index */
-    int64_t *id;     /* [cap] global atom id, 0-based order of the input file */
-    double *charge;  /* [cap] partial charges (e), when present (a classical force field) */
+    double *x;        /* [cap][3] positions (Å) */
+    double *v;        /* [cap][3] velocities (Å/ps), home atoms */
+    double *f;        /* [cap][3] forces (eV/Å) */
+    double *mass;     /* [cap] masses (g/mol), home atoms */
+    int *type;        /* [cap] model type index */
+    int64_t *id;      /* [cap] global atom id, 0-based order of the input file */
+    double *charge;   /* [cap] partial charges (e), when present (a classical force field) */
 };
 
 /* The per-atom fields, in table order. */

@@ -57,10 +57,10 @@ struct param_def {
 
 /* P_ENUM fields are written through an int pointer. */
 _Static_assert(sizeof(enum hmd_tcoupl) == sizeof(int), "enum hmd_tcoupl is not int-sized");
-_Static_assert(sizeof(enum hmd_comm_mode) == sizeof(int), "enum hmd_comm_mode is not int-sized");
+_Static_assert(sizeof(enum hmd_com_mode) == sizeof(int), "enum hmd_com_mode is not int-sized");
 _Static_assert(sizeof(enum hmd_precision) == sizeof(int), "enum hmd_precision is not int-sized");
 _Static_assert(sizeof(enum hmd_dd_mode) == sizeof(int), "enum hmd_dd_mode is not int-sized");
-_Static_assert(sizeof(enum hmd_dlb) == sizeof(int), "enum hmd_dlb is not int-sized");
+_Static_assert(sizeof(enum hmd_dlb_mode) == sizeof(int), "enum hmd_dlb_mode is not int-sized");
 _Static_assert(sizeof(enum hmd_model_compress) == sizeof(int),
                "enum hmd_model_compress is not int-sized");
 
@@ -93,9 +93,9 @@ static const struct choice tcoupls[] = {
     {NULL, 0, NULL},
 };
 
-static const struct choice comm_modes[] = {
-    {"linear", HMD_COMM_LINEAR, NULL},
-    {"none", HMD_COMM_NONE, NULL},
+static const struct choice com_modes[] = {
+    {"linear", HMD_COM_LINEAR, NULL},
+    {"none", HMD_COM_NONE, NULL},
     {"angular", UNSUPPORTED, NULL},
     {"linear-acceleration-correction", UNSUPPORTED, NULL},
     {NULL, 0, NULL},
@@ -154,7 +154,7 @@ static const struct param_def params[] = {
      "reference temperature; required when tcoupl is not no"},
     {"ld-seed", P_INT64, "-1", "", NUM(-1, INFINITY), FIELD(ld_seed),
      "seed of the thermostat noise; -1 = from the clock (logged)"},
-    {"comm-mode", P_ENUM, "linear", "", WORDS(comm_modes), FIELD(comm_mode),
+    {"comm-mode", P_ENUM, "linear", "", WORDS(com_modes), FIELD(com_mode),
      "removal of the centre-of-mass motion"},
     {"nstcomm", P_INT, "100", "", NUM(1, INFINITY), FIELD(nstcomm),
      "steps between removals of the centre-of-mass motion"},

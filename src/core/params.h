@@ -29,7 +29,7 @@ enum hmd_dd_mode {
     HMD_DD_REPLICATED, /* all-gather positions, 2 x cut-off halo as full atoms, reduce forces */
 };
 
-enum hmd_dlb {
+enum hmd_dlb_mode {
     HMD_DLB_AUTO, /* balance when the imbalance exceeds dlb_threshold */
     HMD_DLB_YES,
     HMD_DLB_NO,
@@ -41,9 +41,9 @@ enum hmd_model_compress {
     HMD_COMPRESS_NO,   /* always the networks, tables in the file ignored */
 };
 
-enum hmd_comm_mode {
-    HMD_COMM_LINEAR, /* remove centre-of-mass velocity every nstcomm steps */
-    HMD_COMM_NONE,
+enum hmd_com_mode {
+    HMD_COM_LINEAR, /* remove centre-of-mass velocity every nstcomm steps */
+    HMD_COM_NONE,
 };
 
 #define HMD_PATH_MAX 4096
@@ -71,7 +71,7 @@ struct hmd_params {
     double ref_t;    /* reference temperature (K); no default: 0 until given */
     int64_t ld_seed; /* seed of the thermostat noise; -1 = from the clock (logged) */
     /* centre-of-mass motion */
-    enum hmd_comm_mode comm_mode;
+    enum hmd_com_mode com_mode;
     int nstcomm; /* steps between centre-of-mass motion removal */
     /* initial velocities */
     bool gen_vel;     /* draw Maxwell-Boltzmann velocities at start */
@@ -89,7 +89,7 @@ struct hmd_params {
     enum hmd_precision precision;
     char backend[16]; /* "auto", "cpu" or "cuda"; availability is checked when the run starts */
     enum hmd_dd_mode dd_mode; /* parallel scheme under mpirun */
-    enum hmd_dlb dlb;         /* dynamic load balancing */
+    enum hmd_dlb_mode dlb;    /* dynamic load balancing */
     double dlb_threshold;     /* imbalance (max/avg - 1) that triggers balancing with dlb auto */
     enum hmd_model_compress model_compress; /* tabulated embedding nets */
     double compress_stride;        /* knot spacing of the first table part; second = 10 x */

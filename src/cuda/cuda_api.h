@@ -1,45 +1,68 @@
-/* The CUDA backend as the host code sees it.
+/* The CUDA backend as the host code sees it (src/cuda; every function is a stub returning
+ * HMD_ENOTSUP in a build without CUDA, HMD_HAVE_CUDA 0).
  *
- * hmd_cuda_dp: a device copy of a Deep Potential model that evaluates energies, forces and
- * virial on the GPU (src/cuda/dp_eval.cu), the twin of hmd_dp_compute_cpu (nnp/dp_eval.h).
- * hmd_cuda_dp_compute moves the atoms to the device and the results back (single points); the
- * GPU builds its own neighbour list (cell list, src/cuda/nbr_list.cu) from the home atoms and
- * the ghosts the host halo made. Supported: se_e2_a (networks or compressed tables) and DPA-1
- * (src/cuda/dpa1_eval.cu), in double.
- * Other models are refused (HMD_ENOTSUP) when the context is made.
- *
- * hmd_cuda_md: the MD step of a one-rank run resident on the device (src/cuda/md_step.cu).
- * The host takes part at neighbour-list steps only (wrapping, the halo plan, the list of
- * ghost images) and at output steps (what they write).
- *
- * Without CUDA in the build (HMD_HAVE_CUDA 0) every function is a stub: hmd_cuda_dp_create
- * returns HMD_ENOTSUP.
+ *   device atoms   hmd_cuda_state (cuda/md/state.cu): the one owner of the atoms on the device
+ *                  (positions, velocities, forces, masses, types, ids, the step counter) and of
+ *                  the stream the step runs on; positions and forces may live on a symmetric
+ *                  heap (NVSHMEM) given at creation. Everything else gets its arrays.
+ *   providers      the Deep Potential as a device force provider (cuda/ff/dp.cu; se_e2_a with
+ *                  networks or compressed tables, DPA-1; double or mixed precision), and a host
+ *                  adapter that runs a device provider on host arrays (single points, eval).
+ *   transports     halo transports on device arrays (halo/transport.h): `self` (one rank).
+ *   the step       hmd_cuda_md (cuda/md/step.cu): the MD step resident on the device; a step
+ *                  that keeps its neighbour list is one CUDA graph. The host takes part at
+ *                  neighbour-list steps (migration, borders, the plan) and output steps.
  */
 #ifndef HMD_CUDA_CUDA_API_H
 #define HMD_CUDA_CUDA_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+#include "core/atoms.h"
+#include "core/box.h"
 #include "core/error.h"
-#include "nnp/dp_eval.h"
+#include "dd/halo_plan.h"
+#include "ff/provider.h"
+#include "halo/transport.h"
+#include "nnp/model.h"
 #ifdef __cplusplus
 }
 #endif
 
-#include <stdbool.h>
-#include <stdint.h>
-
-struct hmd_cuda_dp;
+struct hmd_cuda_state;
 struct hmd_cuda_md;
+
+/* Where the state puts positions and forces: plain device memory (alloc NULL), or a heap of
+ * its own such as NVSHMEM's symmetric heap, whose allocations are collective (every rank asks
+ * for the same size at the same time). */
+struct hmd_cuda_heap {
+    void *(*alloc)(size_t bytes, void *ctx); /* NULL on failure */
+    void (*free)(void *p, void *ctx);
+    void *ctx;
+};
+
+/* The state's device arrays, for the code that computes on them (borrowed: valid until the
+ * next hmd_cuda_state_reserve). */
+struct hmd_cuda_atoms {
+    int nlocal, nall; /* home atoms; home atoms and ghosts */
+    int cap_local, cap_all;
+    double *x, *f;    /* [cap_all][3] positions (Å), forces (eV/Å) */
+    double *v, *mass; /* [cap_local][3] velocities (Å/ps), [cap_local] masses (g/mol) */
+    int *type;        /* [cap_all] model types */
+    long long *id;    /* [cap_all] global ids */
+    long long *step;  /* [1] the step counter: advanced on the device, never reset */
+    void *stream;     /* the cudaStream_t everything of the step is queued on */
+};
 
 enum { HMD_CUDA_TCOUPL_NO, HMD_CUDA_TCOUPL_VRESCALE, HMD_CUDA_TCOUPL_LANGEVIN };
 
 /* What the device step needs of the run (md/integrate.h, md/thermostat.h). */
 struct hmd_cuda_md_config {
-    int nlocal;             /* home atoms (all atoms: one rank) */
     double dt;              /* ps */
     int tcoupl;             /* HMD_CUDA_TCOUPL_* */
     double ref_t;           /* K */
@@ -47,15 +70,18 @@ struct hmd_cuda_md_config {
     double ndof;            /* degrees of freedom of the kinetic energy */
     uint64_t seed;          /* thermostat noise */
     int nstcomm;            /* remove the centre-of-mass velocity every nstcomm steps; 0: never */
-    int type0;              /* model type of the system's atom 0 (DPA-1's empty neighbour slots) */
     long long first_step;   /* the step the run starts from (a continued run: the checkpoint's) */
     double thermostat_work; /* kinetic energy the thermostat added before first_step (eV) */
 };
 
 /* Energies of the last force computation and the thermostat's total work (eV), and the
- * neighbours within rcut that computation left out of the descriptors (beyond sel). */
+ * neighbours within rcut that computation left out of the descriptors (beyond sel); terms
+ * [nterms] the providers' energy terms in their order (eV). */
+#define HMD_CUDA_MAX_TERMS 16
 struct hmd_cuda_md_scalars {
     double energy, virial[9], thermostat_work, dropped;
+    int nterms;
+    double terms[HMD_CUDA_MAX_TERMS];
 };
 
 #if HMD_HAVE_CUDA
@@ -67,50 +93,86 @@ extern "C" {
  * HMD_ENOTSUP with a message when there is no usable device. */
 int hmd_cuda_device_info(char *buf, size_t len);
 
-/* Uploads `m` (borrowed during the call) and makes the evaluation context. `mixed` (precision =
- * mixed) runs the descriptor's networks in fp32: the se_e2_a embedding (networks or tables),
- * DPA-1's embedding and attention; the environment matrix, the descriptor sums, the fitting
- * nets, forces, virial and energies stay in double. Returns HMD_OK, HMD_ENOTSUP (no device; a
- * model kind the GPU path does not have), HMD_ENOMEM. */
-int hmd_cuda_dp_create(struct hmd_cuda_dp **dp, const struct hmd_dp_model *m, bool mixed);
+/* ---- device atoms ---- */
 
-/* hmd_dp_compute_cpu on the GPU, same arguments and results except that the neighbour list is
- * built on the device with cut-off `rlist` (>= rcut) from x. out->atom_virial must be NULL.
- * Returns HMD_OK, HMD_ENOMEM, or HMD_ESOFTWARE on a CUDA error (message names the call). */
-int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall, const double *x,
-                        const int *type, int type0, double rlist, struct hmd_dp_output *out);
+/* Makes an empty state with its stream; x and f from `heap` when not NULL (copied). */
+int hmd_cuda_state_create(struct hmd_cuda_state **s, const struct hmd_cuda_heap *heap);
 
-/* Device memory the context holds (bytes). */
-size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp);
+/* Room for nlocal home atoms and nall in all (capacities grow by a margin, contents are not
+ * kept when an array moves). Neighbour-list steps only; collective with a heap. */
+int hmd_cuda_state_reserve(struct hmd_cuda_state *s, int nlocal, int nall);
 
-/* Frees the context (NULL is fine). */
-void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp);
+/* Copies the fields of `fields` (HMD_FIELD_BIT of core/atoms.h: X, F, TYPE, ID for all nall
+ * atoms, V and MASS for the home atoms) from host atoms `a` (their nlocal and nghost become
+ * the state's counts; reserve first). Stream-ordered; returns when the host arrays may change. */
+int hmd_cuda_state_upload(struct hmd_cuda_state *s, const struct hmd_atoms *a, unsigned fields);
 
-/* Puts the home atoms on the device for an MD run evaluated by `dp` (borrowed for the life of
- * md): masses, global ids, velocities [nlocal][3]. Positions come with the first
+/* Copies the home atoms' fields of `fields` (X, V, F) into host atoms `a`. Synchronises. */
+int hmd_cuda_state_download(struct hmd_cuda_state *s, struct hmd_atoms *a, unsigned fields);
+
+/* The same for the ghosts too (X, F of all nall atoms; V of the home atoms). Synchronises. */
+int hmd_cuda_state_download_all(struct hmd_cuda_state *s, struct hmd_atoms *a, unsigned fields);
+
+/* The device arrays and counts. */
+struct hmd_cuda_atoms hmd_cuda_state_atoms(const struct hmd_cuda_state *s);
+
+/* Bumped whenever a device array moves (a CUDA graph holding the pointers is then stale). */
+unsigned long hmd_cuda_state_generation(const struct hmd_cuda_state *s);
+
+size_t hmd_cuda_state_device_bytes(const struct hmd_cuda_state *s);
+
+/* Frees the state (NULL is fine). */
+void hmd_cuda_state_destroy(struct hmd_cuda_state *s);
+
+/* ---- force providers ---- */
+
+/* The Deep Potential `m` (borrowed for the provider's life) as a device provider: it builds
+ * its own neighbour list from the device positions with cut-off rcut + skin (Å) at every
+ * prepare; `type0` is DPA-1's padding type; `mixed` runs the descriptor's networks in fp32
+ * (the se_e2_a embedding, DPA-1's embedding and attention; environment, sums, fitting nets,
+ * forces and energies in double). Forces are summed exactly (integer accumulation), so they do
+ * not depend on the order of the GPU's threads. Returns HMD_OK, HMD_ENOTSUP (no device, a model
+ * the GPU does not run), HMD_ENOMEM. */
+int hmd_cuda_dp_provider_create(struct hmd_force_provider *p, const struct hmd_dp_model *m,
+                                int type0, double skin, bool mixed);
+
+/* A host provider that runs `device` (a device provider, taken over) on the host arrays it is
+ * given: the atoms go to the device, forces, energies and per-atom energies come back and are
+ * added (per-atom virials are not computed: left as they are). For single points. */
+int hmd_cuda_offload_create(struct hmd_force_provider *host, struct hmd_force_provider device);
+
+/* ---- halo transports ---- */
+
+/* The `self` transport: device arrays of a plan whose swaps all stay on this rank (periodic
+ * images), replayed in one kernel each way with the arithmetic and the order of additions of
+ * the host transport, bit for bit. setup refuses another plan (HMD_ENOTSUP). */
+int hmd_cuda_halo_open_self(struct hmd_halo_transport *t);
+
+/* ---- the MD step ---- */
+
+/* The step on `state` with the device providers providers[0..n-1] and transport `halo` (all
+ * borrowed for the life of md). Positions and the rest come with the first
  * hmd_cuda_md_finish_list_step. On failure *md may still need hmd_cuda_md_destroy. */
-int hmd_cuda_md_create(struct hmd_cuda_md **md, struct hmd_cuda_dp *dp,
-                       const struct hmd_cuda_md_config *c, const double *mass, const int64_t *id,
-                       const double *v);
+int hmd_cuda_md_create(struct hmd_cuda_md **md, struct hmd_cuda_state *state,
+                       struct hmd_force_provider *providers, int n, struct hmd_halo_transport *halo,
+                       const struct hmd_cuda_md_config *c);
 
 /* A neighbour-list step, first part: next step number, first half step; copies the home
- * positions to x_home [nlocal][3] and gives the largest displacement of any atom since the
- * last list (Å). Synchronises. */
-int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, double *x_home, double *max_disp);
+ * atoms' positions and velocities (what migration moves and the device changed) into `a` and
+ * gives the largest displacement of any home atom since the last list (Å). Synchronises. */
+int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, struct hmd_atoms *a, double *max_disp);
 
-/* Second part (and, with `initial`, the forces of step 0): positions x [nall][3] (home atoms
- * wrapped, then ghosts) and types [nall] as the host halo left them, ghost g an image of home
- * atom ghost_src[g] shifted by ghost_shift[g] (dd/halo_plan.h hmd_halo_plan_self_images);
- * builds the list with cut-off rlist, computes forces and, unless initial, finishes the step.
- * *forces_s (unless NULL): the device's time from the forces to the end of the step (s), the
- * part of the list step that the performance table counts as Force. The only place device
- * memory grows. Synchronises. */
-int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, const double *x, const int *type,
-                                 const int *ghost_src, const double *ghost_shift, double rlist,
+/* Second part (and, with `initial`, the forces of step 0), after the host's migration and
+ * borders made `a` (home atoms, then ghosts) and `plan`: uploads the atoms, sets up the halo,
+ * prepares the providers, computes the forces and, unless initial, finishes the step. *forces_s
+ * (unless NULL): the device's time from the forces to the end of the step (s). The only place
+ * device memory grows. Synchronises. */
+int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct hmd_atoms *a,
+                                 const struct hmd_halo_plan *plan, const struct hmd_box *box,
                                  bool initial, double *forces_s);
 
 /* A whole step with the current list, as one CUDA graph; asynchronous. */
-int hmd_cuda_md_step(struct hmd_cuda_md *md);
+int hmd_cuda_md_step(struct hmd_cuda_md *md, const struct hmd_box *box);
 
 /* Waits until the device has done the steps queued on it. Synchronises. */
 int hmd_cuda_md_wait(struct hmd_cuda_md *md);
@@ -119,15 +181,15 @@ int hmd_cuda_md_wait(struct hmd_cuda_md *md);
  * half is done (Å): decides whether that step rebuilds. Synchronises. */
 int hmd_cuda_md_next_displacement(struct hmd_cuda_md *md, double *disp);
 
-/* Copies home positions, velocities, forces [nlocal][3] (each NULL when not wanted) and the
- * scalars to the host. Synchronises. */
-int hmd_cuda_md_fetch(struct hmd_cuda_md *md, double *x, double *v, double *f,
+/* Copies the home atoms' fields of `fields` (X, V, F) into `a` and the scalars into *s.
+ * Synchronises. */
+int hmd_cuda_md_fetch(struct hmd_cuda_md *md, struct hmd_atoms *a, unsigned fields,
                       struct hmd_cuda_md_scalars *s);
 
-/* Device memory of the run: the step's arrays and the model's context (bytes). */
+/* Device memory of the step's own arrays (bytes; the state, providers and transport apart). */
 size_t hmd_cuda_md_device_bytes(const struct hmd_cuda_md *md);
 
-/* Frees md (NULL is fine), not the dp it borrows. */
+/* Frees md (NULL is fine), not what it borrows. */
 void hmd_cuda_md_destroy(struct hmd_cuda_md *md);
 
 #ifdef __cplusplus
@@ -141,73 +203,116 @@ static inline int hmd_cuda_device_info(char *buf, size_t len)
     return hmd_error_set(HMD_ENOTSUP, "this halomd was built without CUDA (HALOMD_CUDA=OFF or no "
                                       "nvcc at build time)");
 }
-static inline int hmd_cuda_dp_create(struct hmd_cuda_dp **dp, const struct hmd_dp_model *m,
-                                     bool mixed)
+static inline int hmd_cuda_unavailable(void)
 {
-    (void)m;
-    (void)mixed;
-    *dp = NULL;
     return hmd_cuda_device_info(NULL, 0);
 }
-static inline int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall, const double *x,
-                                      const int *type, int type0, double rlist,
-                                      struct hmd_dp_output *out)
+static inline int hmd_cuda_state_create(struct hmd_cuda_state **s, const struct hmd_cuda_heap *h)
 {
-    (void)dp, (void)nlocal, (void)nall, (void)x, (void)type, (void)type0, (void)rlist, (void)out;
-    return hmd_cuda_device_info(NULL, 0);
+    (void)h;
+    *s = NULL;
+    return hmd_cuda_unavailable();
 }
-static inline size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp)
+static inline int hmd_cuda_state_reserve(struct hmd_cuda_state *s, int nlocal, int nall)
 {
-    (void)dp;
+    (void)s, (void)nlocal, (void)nall;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_state_upload(struct hmd_cuda_state *s, const struct hmd_atoms *a,
+                                        unsigned fields)
+{
+    (void)s, (void)a, (void)fields;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_state_download(struct hmd_cuda_state *s, struct hmd_atoms *a,
+                                          unsigned fields)
+{
+    (void)s, (void)a, (void)fields;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_state_download_all(struct hmd_cuda_state *s, struct hmd_atoms *a,
+                                              unsigned fields)
+{
+    (void)s, (void)a, (void)fields;
+    return hmd_cuda_unavailable();
+}
+static inline struct hmd_cuda_atoms hmd_cuda_state_atoms(const struct hmd_cuda_state *s)
+{
+    (void)s;
+    const struct hmd_cuda_atoms none = {0};
+    return none;
+}
+static inline size_t hmd_cuda_state_device_bytes(const struct hmd_cuda_state *s)
+{
+    (void)s;
     return 0;
 }
-static inline void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
+static inline void hmd_cuda_state_destroy(struct hmd_cuda_state *s)
 {
-    (void)dp;
+    (void)s;
 }
-static inline int hmd_cuda_md_create(struct hmd_cuda_md **md, struct hmd_cuda_dp *dp,
-                                     const struct hmd_cuda_md_config *c, const double *mass,
-                                     const int64_t *id, const double *v)
+static inline int hmd_cuda_dp_provider_create(struct hmd_force_provider *p,
+                                              const struct hmd_dp_model *m, int type0, double skin,
+                                              bool mixed)
 {
-    (void)dp, (void)c, (void)mass, (void)id, (void)v;
+    (void)p, (void)m, (void)type0, (void)skin, (void)mixed;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_offload_create(struct hmd_force_provider *host,
+                                          struct hmd_force_provider device)
+{
+    (void)host;
+    hmd_force_provider_destroy(&device);
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_halo_open_self(struct hmd_halo_transport *t)
+{
+    (void)t;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_md_create(struct hmd_cuda_md **md, struct hmd_cuda_state *state,
+                                     struct hmd_force_provider *providers, int n,
+                                     struct hmd_halo_transport *halo,
+                                     const struct hmd_cuda_md_config *c)
+{
+    (void)state, (void)providers, (void)n, (void)halo, (void)c;
     *md = NULL;
-    return hmd_cuda_device_info(NULL, 0);
+    return hmd_cuda_unavailable();
 }
-static inline int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, double *x_home,
+static inline int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, struct hmd_atoms *a,
                                               double *max_disp)
 {
-    (void)md, (void)x_home, (void)max_disp;
-    return hmd_cuda_device_info(NULL, 0);
+    (void)md, (void)a, (void)max_disp;
+    return hmd_cuda_unavailable();
 }
-static inline int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, const double *x,
-                                               const int *type, const int *ghost_src,
-                                               const double *ghost_shift, double rlist,
-                                               bool initial, double *forces_s)
+static inline int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct hmd_atoms *a,
+                                               const struct hmd_halo_plan *plan,
+                                               const struct hmd_box *box, bool initial,
+                                               double *forces_s)
 {
-    (void)md, (void)nall, (void)x, (void)type, (void)ghost_src, (void)ghost_shift, (void)rlist,
-        (void)initial, (void)forces_s;
-    return hmd_cuda_device_info(NULL, 0);
+    (void)md, (void)a, (void)plan, (void)box, (void)initial, (void)forces_s;
+    return hmd_cuda_unavailable();
 }
-static inline int hmd_cuda_md_step(struct hmd_cuda_md *md)
+static inline int hmd_cuda_md_step(struct hmd_cuda_md *md, const struct hmd_box *box)
 {
-    (void)md;
-    return hmd_cuda_device_info(NULL, 0);
+    (void)md, (void)box;
+    return hmd_cuda_unavailable();
 }
 static inline int hmd_cuda_md_wait(struct hmd_cuda_md *md)
 {
     (void)md;
-    return hmd_cuda_device_info(NULL, 0);
+    return hmd_cuda_unavailable();
 }
 static inline int hmd_cuda_md_next_displacement(struct hmd_cuda_md *md, double *disp)
 {
     (void)md, (void)disp;
-    return hmd_cuda_device_info(NULL, 0);
+    return hmd_cuda_unavailable();
 }
-static inline int hmd_cuda_md_fetch(struct hmd_cuda_md *md, double *x, double *v, double *f,
+static inline int hmd_cuda_md_fetch(struct hmd_cuda_md *md, struct hmd_atoms *a, unsigned fields,
                                     struct hmd_cuda_md_scalars *s)
 {
-    (void)md, (void)x, (void)v, (void)f, (void)s;
-    return hmd_cuda_device_info(NULL, 0);
+    (void)md, (void)a, (void)fields, (void)s;
+    return hmd_cuda_unavailable();
 }
 static inline size_t hmd_cuda_md_device_bytes(const struct hmd_cuda_md *md)
 {

@@ -16,6 +16,7 @@
 
 extern "C" {
 #include "core/error.h"
+#include "ff/provider.h"
 #include "nnp/activation.h"
 #include "nnp/descriptor_grad.h"
 #include "nnp/env_mat.h"
@@ -213,64 +214,59 @@ int hmd_nbr_list_build_cuda(struct hmd_cuda_nbr *nl, int nlocal, int nall, const
 
 void hmd_nbr_list_free_cuda(struct hmd_cuda_nbr *nl);
 
-/* Bounding box lo/hi of x [n][3] (host), for the cell list. */
-static inline void hmd_cuda_bounds(int n, const double *x, double lo[3], double hi[3])
-{
-    for (int d = 0; d < 3; d++) {
-        lo[d] = n > 0 ? x[d] : 0.0;
-        hi[d] = lo[d];
-    }
-    for (int i = 1; i < n; i++) {
-        for (int d = 0; d < 3; d++) {
-            lo[d] = fmin(lo[d], x[3 * i + d]);
-            hi[d] = fmax(hi[d], x[3 * i + d]);
-        }
-    }
-}
-
-/* ---- the evaluation context as the MD step on the device uses it (dp_eval.cu) ---- */
+/* ---- the Deep Potential's evaluation context (nnp/dp_eval.cu), as its provider uses it ---- */
 
 struct hmd_cuda_dp;
 
-enum { HMD_CUDA_NEV = 11 }; /* doubles of hmd_cuda_dp_atoms.ev */
+/* Uploads `m` (borrowed for the context's life: its network layout) and makes the evaluation
+ * context. `mixed` (precision = mixed) runs the descriptor's networks in fp32. Returns HMD_OK,
+ * HMD_ENOTSUP (no device; a model kind the GPU path does not have), HMD_ENOMEM. */
+int hmd_cuda_dp_create(struct hmd_cuda_dp **dp, const struct hmd_dp_model *m, bool mixed);
 
-/* The device arrays of the atoms an evaluation reads (x, type) and writes (f), for the nall
- * atoms of the last hmd_cuda_dp_prepare; ev [HMD_CUDA_NEV] is the virial (9), the energy, then
- * the neighbours within rcut the descriptors left out (beyond sel; a whole number). */
-struct hmd_cuda_dp_atoms {
-    double *x, *f, *ev;
-    int *type;
-    int cap_all; /* atoms the arrays hold */
-};
+/* Points the context (its cuBLAS handle and workspace) at stream st; everything after is
+ * queued there. Not while a stream is being captured. */
+int hmd_cuda_dp_bind_stream(struct hmd_cuda_dp *dp, cudaStream_t st);
 
-/* Makes room for nlocal home atoms and nall atoms in all, keeping nothing of the previous
- * contents, and groups the home atoms by fitting net from their types type_home [nlocal]
- * (host); type0 is the type of the system's atom 0 (DPA-1's empty slots). Call at
- * neighbour-list steps only: it may allocate and copies to the device. */
+/* Makes room for nlocal home atoms, keeping nothing of the previous contents, and groups the
+ * home atoms by fitting net from their types type_home [nlocal] (host); type0 is the type of
+ * the system's atom 0 (DPA-1's empty slots). Call at neighbour-list steps only: it may
+ * allocate and copies to the device. */
 int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int *type_home,
                         int type0);
-
-struct hmd_cuda_dp_atoms hmd_cuda_dp_device_atoms(struct hmd_cuda_dp *dp);
-
-cudaStream_t hmd_cuda_dp_stream(const struct hmd_cuda_dp *dp);
 
 /* Bumped by every allocation of the context, so a CUDA graph made from it knows when its
  * pointers went stale. */
 unsigned long hmd_cuda_dp_generation(const struct hmd_cuda_dp *dp);
 
-/* Builds the neighbour list of the home atoms from the device positions (cut-off rlist; lo, hi
- * bound every atom). May allocate: neighbour-list steps only. */
-int hmd_cuda_dp_build_list(struct hmd_cuda_dp *dp, int nlocal, int nall, const double lo[3],
-                           const double hi[3], double rlist);
+/* Builds the neighbour list of the home atoms from the device positions d_x [nall][3]
+ * (cut-off rlist; lo, hi bound every atom). May allocate: neighbour-list steps only. */
+int hmd_cuda_dp_build_list(struct hmd_cuda_dp *dp, int nlocal, int nall, const double *d_x,
+                           const double lo[3], const double hi[3], double rlist);
+
+/* The device arrays of one evaluation (ff/provider.h's io, on the device). */
+struct hmd_cuda_dp_io {
+    const double *x;     /* [nall][3] */
+    const int *type;     /* [nall] */
+    double *f;           /* [nall][3] forces: added to */
+    double *ev;          /* [HMD_FORCE_NEV]: added to */
+    double *terms;       /* [1] the Deep Potential's energy: added to, or NULL */
+    double *atom_energy; /* [nlocal] added to, or NULL */
+};
 
 /* Energies, forces and virial from the device positions with the current list, all on the
- * stream without host copies, allocation or synchronisation (it may be captured in a graph):
- * f [cap_all][3] overwritten (ghost forces still to be folded onto their owners), ev written,
- * per-atom energies of the home atoms kept (hmd_cuda_dp_atom_energies). Centres i < ncount
- * count towards energy and virial. */
-int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount);
+ * bound stream without host copies, allocation or synchronisation (it may be captured in a
+ * graph), ADDED to io's arrays. Centres i < ncount count towards energy and virial. */
+int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, const hmd_cuda_dp_io *io, int nlocal, int nall,
+                         int ncount);
 
-/* Device array [nlocal] of the atomic energies of the last evaluation. */
-const double *hmd_cuda_dp_atom_energies(const struct hmd_cuda_dp *dp);
+/* Device memory the context holds (bytes). */
+size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp);
+
+/* Frees the context (NULL is fine). */
+void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp);
+
+/* Bounding box lo/hi (Å) of the device positions d_x [n][3], for the cell list: a reduction on
+ * stream st, then a copy to the host. Synchronises. */
+int hmd_cuda_bounds_device(int n, const double *d_x, cudaStream_t st, double lo[3], double hi[3]);
 
 #endif /* HMD_CUDA_CUDA_INTERNAL_CUH */

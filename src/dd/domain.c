@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/halo.h"
+#include "dd/halo_plan.h"
 #include "core/error.h"
 
 /* Ghost volume around one subdomain (Å^3), the quantity the grid choice minimises: a slab of

@@ -7,8 +7,11 @@
 #include "core/error.h"
 
 int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pulse, int to,
-                           int from, const double shift[3], int recv_offset)
+                           int from, const int image[3], int recv_offset)
 {
+    if (plan->nswap == HMD_HALO_MAX_SWAPS) {
+        return hmd_error_set(HMD_ESOFTWARE, "more than %d halo swaps", HMD_HALO_MAX_SWAPS);
+    }
     if (plan->nswap == plan->cap_swap) {
         int cap = plan->cap_swap ? 2 * plan->cap_swap : 16;
         void *p = realloc(plan->swap, (size_t)cap * sizeof *plan->swap);
@@ -26,7 +29,7 @@ int hmd_halo_plan_add_swap(struct hmd_halo_plan *plan, int dim, int dir, int pul
                                 .from = from,
                                 .send_offset = plan->nsend_total,
                                 .recv_offset = recv_offset};
-    memcpy(s->shift, shift, sizeof s->shift);
+    memcpy(s->image, image, sizeof s->image);
     return plan->nswap++;
 }
 
@@ -46,24 +49,92 @@ int hmd_halo_plan_add_send(struct hmd_halo_plan *plan, int k)
     return HMD_OK;
 }
 
-int hmd_halo_plan_reserve_buffers(struct hmd_halo_plan *plan, size_t doubles)
+int hmd_halo_plan_is_self(const struct hmd_halo_plan *plan, int self)
 {
-    if (doubles <= plan->cap_buf) {
-        return HMD_OK;
+    for (int s = 0; s < plan->nswap; s++) {
+        const struct hmd_halo_swap *sw = &plan->swap[s];
+        if (sw->to != self || sw->from != self || sw->nsend != sw->nrecv) {
+            return 0;
+        }
     }
-    size_t cap = doubles + doubles / 4 + 64;
-    double *s = realloc(plan->sendbuf, cap * sizeof(double));
-    if (s) {
-        plan->sendbuf = s;
+    return 1;
+}
+
+int hmd_halo_plan_chain_total(const struct hmd_halo_plan *plan)
+{
+    /* a ghost's chain is one swap longer than its source's */
+    int *depth = malloc(sizeof(int) * (plan->nsend_total + 1));
+    if (!depth) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory for the halo map");
     }
-    double *r = realloc(plan->recvbuf, cap * sizeof(double));
-    if (r) {
-        plan->recvbuf = r;
+    int g = 0, total = 0;
+    for (int s = 0; s < plan->nswap; s++) {
+        const struct hmd_halo_swap *sw = &plan->swap[s];
+        for (int n = 0; n < sw->nsend; n++, g++) {
+            const int k = plan->send_list[sw->send_offset + n];
+            depth[g] = (k < plan->nlocal ? 0 : depth[k - plan->nlocal]) + 1;
+            total += depth[g];
+        }
     }
-    if (!s || !r) {
-        return hmd_error_set(HMD_ENOMEM, "out of memory for halo buffers");
+    free(depth);
+    return total;
+}
+
+int hmd_halo_plan_flatten_self(const struct hmd_halo_plan *plan, int self, int nall, int *root,
+                               int *chain_offset, int *chain, int *child_offset, int *child)
+{
+    if (!hmd_halo_plan_is_self(plan, self)) {
+        return hmd_error_set(HMD_ENOTSUP, "the halo exchanges with another rank");
     }
-    plan->cap_buf = cap;
+    const int nlocal = plan->nlocal;
+    /* forward: a ghost's chain is its source's chain and then its own swap */
+    chain_offset[0] = 0;
+    int g = 0;
+    for (int s = 0; s < plan->nswap; s++) {
+        const struct hmd_halo_swap *sw = &plan->swap[s];
+        const int *send = plan->send_list + sw->send_offset;
+        for (int n = 0; n < sw->nsend; n++, g++) {
+            const int k = send[n];
+            int *out = chain + chain_offset[g];
+            if (k < nlocal) {
+                root[g] = k;
+                chain_offset[g + 1] = chain_offset[g] + 1;
+            } else {
+                const int p = k - nlocal, len = chain_offset[p + 1] - chain_offset[p];
+                root[g] = root[p];
+                memcpy(out, chain + chain_offset[p], sizeof(int) * len);
+                out += len;
+                chain_offset[g + 1] = chain_offset[g] + len + 1;
+            }
+            chain[chain_offset[g + 1] - 1] = s;
+        }
+    }
+    /* reverse: children of every atom, listed by later swaps first (the reverse order), which
+     * within a swap is the order of the send list: a counting sort over the swaps reversed */
+    for (int k = 0; k <= nall; k++) {
+        child_offset[k] = 0;
+    }
+    for (int s = 0; s < plan->nswap; s++) {
+        const struct hmd_halo_swap *sw = &plan->swap[s];
+        for (int n = 0; n < sw->nsend; n++) {
+            child_offset[plan->send_list[sw->send_offset + n] + 1]++;
+        }
+    }
+    for (int k = 0; k < nall; k++) {
+        child_offset[k + 1] += child_offset[k];
+    }
+    int *fill = malloc(sizeof(int) * (nall > 0 ? nall : 1));
+    if (!fill) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory for the halo map");
+    }
+    memcpy(fill, child_offset, sizeof(int) * nall);
+    for (int s = plan->nswap - 1; s >= 0; s--) {
+        const struct hmd_halo_swap *sw = &plan->swap[s];
+        for (int n = 0; n < sw->nsend; n++) {
+            child[fill[plan->send_list[sw->send_offset + n]]++] = sw->recv_offset + n;
+        }
+    }
+    free(fill);
     return HMD_OK;
 }
 
@@ -77,28 +148,5 @@ void hmd_halo_plan_free(struct hmd_halo_plan *plan)
 {
     free(plan->swap);
     free(plan->send_list);
-    free(plan->sendbuf);
-    free(plan->recvbuf);
     memset(plan, 0, sizeof *plan);
-}
-
-int hmd_halo_plan_self_images(const struct hmd_halo_plan *plan, int nlocal, int self, int *src,
-                              double *shift)
-{
-    for (int s = 0; s < plan->nswap; s++) {
-        const struct hmd_halo_swap *sw = &plan->swap[s];
-        if (sw->to != self || sw->from != self || sw->nsend != sw->nrecv) {
-            return hmd_error_set(HMD_ENOTSUP, "the halo exchanges with another rank");
-        }
-        const int *send = plan->send_list + sw->send_offset;
-        for (int n = 0; n < sw->nsend; n++) {
-            const int k = send[n], g = sw->recv_offset + n - nlocal;
-            const bool ghost = k >= nlocal; /* an image of an image: compose */
-            src[g] = ghost ? src[k - nlocal] : k;
-            for (int d = 0; d < 3; d++) {
-                shift[3 * g + d] = (ghost ? shift[3 * (k - nlocal) + d] : 0.0) + sw->shift[d];
-            }
-        }
-    }
-    return HMD_OK;
 }

@@ -1,25 +1,47 @@
 #include "md/forces.h"
 
-#include "cuda/cuda_api.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm.h"
-#include "comm/halo.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "dd/borders.h"
+#include "dd/migrate.h"
 
-void hmd_forces_init(struct hmd_forces *fs, const struct hmd_dp_model *model,
-                     const struct hmd_domain *dd, double skin, int type0, int64_t natoms)
+int hmd_forces_init(struct hmd_forces *fs, const struct hmd_domain *dd, double skin, int64_t natoms)
 {
     memset(fs, 0, sizeof *fs);
     fs->natoms = natoms;
-    fs->model = model;
     fs->dd = dd;
-    fs->rlist = model->rcut + skin;
-    fs->type0 = type0;
+    fs->skin = skin;
+    fs->rlist = skin;
+    fs->rep.natoms = natoms;
+    return hmd_halo_transport_open_host(&fs->halo);
+}
+
+int hmd_forces_add_provider(struct hmd_forces *fs, struct hmd_force_provider p)
+{
+    const char *names[HMD_FORCE_MAX_TERMS];
+    const int k = fs->nprovider;
+    const int nterms = hmd_force_provider_terms(&p, names);
+    const int first = fs->term_offset[k];
+    if (k == HMD_FORCES_MAX_PROVIDERS || first + nterms > HMD_FORCES_MAX_TERMS) {
+        const char *name = hmd_force_provider_name(&p);
+        hmd_force_provider_destroy(&p);
+        return hmd_error_set(HMD_ENOTSUP, "more than %d force providers or %d energy terms (%s)",
+                             HMD_FORCES_MAX_PROVIDERS, HMD_FORCES_MAX_TERMS, name);
+    }
+    for (int t = 0; t < nterms; t++) {
+        fs->term_name[first + t] = names[t];
+    }
+    fs->term_offset[k + 1] = first + nterms;
+    fs->provider[k] = p;
+    fs->nprovider++;
+    const double rlist = hmd_force_provider_cutoff(&p) + fs->skin;
+    fs->rlist = rlist > fs->rlist ? rlist : fs->rlist;
+    return HMD_OK;
 }
 
 void hmd_forces_use_replicated(struct hmd_forces *fs)
@@ -27,134 +49,65 @@ void hmd_forces_use_replicated(struct hmd_forces *fs)
     fs->replicated = true;
 }
 
-enum { RECORD = 5 }; /* x, y, z, id, type: one atom in the all-gather */
-
-/* Replicated mode: every home atom of every rank into fs->full (positions by id), types into
- * `type` when not NULL. Collective. */
-static int gather_all(struct hmd_forces *fs, const struct hmd_atoms *a, int *type)
+bool hmd_forces_on_device(const struct hmd_forces *fs)
 {
-    const int n = (int)fs->natoms, nranks = hmd_comm_size();
-    if (!fs->full) {
-        fs->full = malloc(sizeof(double) * 3 * (n + 1));
-        fs->records = malloc(sizeof(double) * RECORD * (n + 1));
-    }
-    double *mine = malloc(sizeof(double) * RECORD * (a->nlocal + 1));
-    size_t *counts = malloc(sizeof(size_t) * nranks);
-    int rc = (fs->full && fs->records && mine && counts)
-                 ? HMD_OK
-                 : hmd_error_set(HMD_ENOMEM, "out of memory for replicated positions");
-    rc = hmd_comm_agree(rc);
-    if (!rc) {
-        for (int k = 0; k < a->nlocal; k++) {
-            double *r = mine + (size_t)RECORD * k;
-            memcpy(r, a->x + 3 * k, sizeof(double) * 3);
-            r[3] = (double)a->id[k];
-            r[4] = (double)a->type[k];
-        }
-        hmd_comm_allgatherv(mine, sizeof(double) * RECORD * a->nlocal, fs->records, counts);
-        for (int q = 0; q < n; q++) {
-            const double *r = fs->records + (size_t)RECORD * q;
-            const int64_t id = (int64_t)r[3];
-            memcpy(fs->full + 3 * id, r, sizeof(double) * 3);
-            if (type) {
-                type[id] = (int)r[4];
-            }
+    for (int k = 0; k < fs->nprovider; k++) {
+        if (hmd_force_provider_on_device(&fs->provider[k])) {
+            return true;
         }
     }
-    free(mine);
-    free(counts);
-    return rc;
+    return false;
 }
 
-/* Replicated mode: ghosts are every atom or image within 2 x rlist of the subdomain (home
- * atoms excluded), taken from the gathered positions. */
-static int replicated_borders(struct hmd_forces *fs, struct hmd_atoms *a, const struct hmd_box *box)
+/* Whether some provider computes on the host (and needs the host list). */
+static bool host_providers(const struct hmd_forces *fs)
 {
-    const int n = (int)fs->natoms;
-    int *type = malloc(sizeof(int) * (n + 1));
-    int rc = type ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory");
-    rc = hmd_comm_agree(rc);
-    if (!rc) {
-        rc = gather_all(fs, a, type);
-    }
-    if (rc) {
-        free(type);
-        return rc;
-    }
-    const struct hmd_domain *dd = fs->dd;
-    double face[3], w[3];
-    int reach[3];
-    hmd_box_face_distances(box, face);
-    for (int d = 0; d < 3; d++) {
-        w[d] = 2.0 * fs->rlist / face[d];
-        reach[d] = box->periodic[d] ? (int)ceil(w[d]) + 1 : 0;
-    }
-    a->nghost = 0;
-    for (int g = 0; g < n && !rc; g++) {
-        double s0[3];
-        hmd_box_to_frac(box, fs->full + 3 * g, s0);
-        for (int i0 = -reach[0]; i0 <= reach[0] && !rc; i0++) {
-            for (int i1 = -reach[1]; i1 <= reach[1] && !rc; i1++) {
-                for (int i2 = -reach[2]; i2 <= reach[2] && !rc; i2++) {
-                    const int img[3] = {i0, i1, i2};
-                    bool inside = true, home = i0 == 0 && i1 == 0 && i2 == 0;
-                    for (int d = 0; d < 3 && inside; d++) {
-                        const double sd = s0[d] + img[d];
-                        const bool open = dd->grid[d] == 1 && !box->periodic[d];
-                        inside = open || (sd >= dd->lo[d] - w[d] && sd < dd->hi[d] + w[d]);
-                        home = home && (open || (sd >= dd->lo[d] && sd < dd->hi[d]));
-                    }
-                    if (!inside || home) {
-                        continue;
-                    }
-                    const int k = hmd_atoms_nall(a);
-                    rc = hmd_atoms_reserve(a, k + 1);
-                    if (!rc && a->nghost + 1 > fs->cap_ghost) {
-                        int cap = 2 * (a->nghost + 1) + 64;
-                        int64_t *src = realloc(fs->ghost_src, sizeof(int64_t) * cap);
-                        if (src) {
-                            fs->ghost_src = src;
-                        }
-                        double *sh = realloc(fs->ghost_shift, sizeof(double) * 3 * cap);
-                        if (sh) {
-                            fs->ghost_shift = sh;
-                        }
-                        rc = (src && sh) ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory");
-                        fs->cap_ghost = rc ? fs->cap_ghost : cap;
-                    }
-                    if (rc) {
-                        break;
-                    }
-                    double *shift = fs->ghost_shift + 3 * a->nghost;
-                    for (int q = 0; q < 3; q++) {
-                        shift[q] = i0 * box->h[0][q] + i1 * box->h[1][q] + i2 * box->h[2][q];
-                        a->x[3 * k + q] = fs->full[3 * g + q] + shift[q];
-                    }
-                    fs->ghost_src[a->nghost] = g;
-                    a->type[k] = type[g];
-                    a->id[k] = g;
-                    a->nghost++;
-                }
-            }
+    for (int k = 0; k < fs->nprovider; k++) {
+        if (!hmd_force_provider_on_device(&fs->provider[k])) {
+            return true;
         }
     }
-    free(type);
-    return hmd_comm_agree(rc);
+    return false;
 }
 
-/* Replicated mode's forward: all positions gathered, ghosts set from them. */
-static void replicated_forward(struct hmd_forces *fs, struct hmd_atoms *a)
+static int grow_atom_arrays(struct hmd_forces *fs, int nall)
 {
-    if (gather_all(fs, a, NULL)) {
-        hmd_fatal("replicated positions could not be gathered: %s", hmd_error_msg());
+    if (nall <= fs->cap_atoms) {
+        return HMD_OK;
     }
-    for (int k = 0; k < a->nghost; k++) {
-        const double *src = fs->full + 3 * fs->ghost_src[k], *sh = fs->ghost_shift + 3 * k;
-        double *x = a->x + 3 * (size_t)(a->nlocal + k);
-        x[0] = src[0] + sh[0];
-        x[1] = src[1] + sh[1];
-        x[2] = src[2] + sh[2];
+    const int cap = nall + nall / 4 + 16;
+    double *ae = realloc(fs->atom_energy, (size_t)cap * sizeof(double));
+    if (ae) {
+        fs->atom_energy = ae;
     }
+    double *av = realloc(fs->atom_virial, (size_t)cap * 9 * sizeof(double));
+    if (av) {
+        fs->atom_virial = av;
+    }
+    if (!ae || !av) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory for per-atom energies");
+    }
+    fs->cap_atoms = cap;
+    return HMD_OK;
+}
+
+/* The io of the host providers over `atoms` (replicated mode: every atom it holds is a centre,
+ * the home atoms alone count). */
+static struct hmd_force_io host_io(struct hmd_forces *fs, struct hmd_atoms *a,
+                                   const struct hmd_box *box)
+{
+    const int nall = hmd_atoms_nall(a);
+    return (struct hmd_force_io){
+        .nlocal = fs->replicated ? nall : a->nlocal,
+        .nall = nall,
+        .ncount = a->nlocal,
+        .x = a->x,
+        .type = a->type,
+        .id = a->id,
+        .box = box,
+        .nl = &fs->nl,
+        .f = a->f,
+    };
 }
 
 int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const struct hmd_box *box)
@@ -163,7 +116,7 @@ int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const str
     for (int i = 0; i < atoms->nlocal; i++) {
         hmd_box_wrap(box, atoms->x + 3 * i, NULL);
     }
-    int rc = hmd_comm_agree(hmd_halo_migrate(atoms, box, fs->dd));
+    int rc = hmd_comm_agree(hmd_dd_migrate(atoms, box, fs->dd));
     int64_t held = atoms->nlocal;
     hmd_comm_sum_i64(&held, 1);
     if (!rc && held != fs->natoms) {
@@ -171,46 +124,44 @@ int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const str
                            (long long)held, (long long)fs->natoms);
     }
     if (!rc) {
-        rc = fs->replicated ? replicated_borders(fs, atoms, box)
-                            : hmd_halo_borders(&fs->plan, atoms, box, fs->dd, fs->rlist);
+        rc = fs->replicated
+                 ? hmd_dd_replicated_borders(&fs->rep, atoms, box, fs->dd, fs->rlist)
+                 : hmd_comm_agree(hmd_dd_borders(&fs->plan, atoms, box, fs->dd, fs->rlist));
     }
     if (rc) {
         return rc;
     }
     const int nall = hmd_atoms_nall(atoms);
-    if (nall > fs->cap_atoms) {
-        int cap = nall + nall / 4 + 16;
-        double *ae = realloc(fs->atom_energy, (size_t)cap * sizeof(double));
-        if (ae) {
-            fs->atom_energy = ae;
-        }
-        double *av = realloc(fs->atom_virial, (size_t)cap * 9 * sizeof(double));
-        if (av) {
-            fs->atom_virial = av;
-        }
-        rc = (ae && av) ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory for per-atom energies");
-        if (rc) {
-            return hmd_comm_agree(rc);
-        }
-        fs->cap_atoms = cap;
+    const struct hmd_halo_arrays arrays = {
+        .plan = &fs->plan, .nall = nall, .x = atoms->x, .f = atoms->f};
+    rc = grow_atom_arrays(fs, nall);
+    if (!rc && !fs->replicated) {
+        rc = hmd_halo_transport_setup(&fs->halo, &arrays);
     }
     fs->nbuilds++;
-    /* replicated mode evaluates every atom it holds: all are centres */
-    const int ncentre = fs->replicated ? nall : atoms->nlocal;
-    if (fs->cuda) {
-        /* the GPU builds its own list at every evaluation; the host keeps the positions the
-         * rebuild criterion measures from */
-        return hmd_comm_agree(hmd_nbr_list_mark(&fs->nl, ncentre, atoms->x, fs->rlist));
+    const struct hmd_force_io io = host_io(fs, atoms, box);
+    if (!rc && host_providers(fs)) {
+        rc = hmd_nbr_list_build(&fs->nl, box, io.nlocal, nall, atoms->x, fs->rlist);
+    } else if (!rc) {
+        /* the device builds its lists; the host keeps the positions displacement is measured
+         * from */
+        rc = hmd_nbr_list_mark(&fs->nl, io.nlocal, atoms->x, fs->rlist);
     }
-    return hmd_comm_agree(hmd_nbr_list_build(&fs->nl, box, ncentre, nall, atoms->x, fs->rlist));
+    for (int k = 0; k < fs->nprovider && !rc; k++) {
+        if (!hmd_force_provider_on_device(&fs->provider[k])) {
+            rc = hmd_force_provider_prepare(&fs->provider[k], &io);
+        }
+    }
+    return hmd_comm_agree(rc);
 }
 
-void hmd_forces_update_ghosts(struct hmd_forces *fs, struct hmd_atoms *atoms)
+void hmd_forces_update_ghosts(struct hmd_forces *fs, struct hmd_atoms *atoms,
+                              const struct hmd_box *box)
 {
     if (fs->replicated) {
-        replicated_forward(fs, atoms);
+        hmd_dd_replicated_forward(&fs->rep, atoms);
     } else {
-        hmd_halo_forward_x(&fs->plan, atoms->x);
+        hmd_halo_transport_forward(&fs->halo, atoms->x, box, NULL);
     }
 }
 
@@ -241,25 +192,30 @@ double hmd_forces_max_displacement(const struct hmd_forces *fs, const struct hmd
     return pair[0];
 }
 
-int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atomic)
+int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, const struct hmd_box *box,
+                       bool atomic)
 {
     const int nall = hmd_atoms_nall(atoms);
-    struct hmd_dp_output out = {
-        .ncount = atoms->nlocal,
-        .atom_energy = atomic ? fs->atom_energy : NULL,
-        .force = atoms->f,
-        .atom_virial = atomic && !fs->replicated ? fs->atom_virial : NULL,
-    };
-    /* the DP alone is timed (the agreement below waits for the slowest rank) */
+    double sums[HMD_FORCE_NEV + HMD_FORCES_MAX_TERMS] = {0};
+    struct hmd_force_io io = host_io(fs, atoms, box);
+    io.ev = sums;
+    io.atom_energy = atomic ? fs->atom_energy : NULL;
+    io.atom_virial = atomic && !fs->replicated ? fs->atom_virial : NULL;
+    memset(atoms->f, 0, sizeof(double) * 3 * (size_t)nall);
+    if (io.atom_energy) {
+        memset(io.atom_energy, 0, sizeof(double) * io.nlocal);
+    }
+    if (io.atom_virial) {
+        memset(io.atom_virial, 0, sizeof(double) * 9 * (size_t)nall);
+    }
+    /* the providers alone are timed (the agreement below waits for the slowest rank) */
     const double t0 = hmd_wtime();
-    int rc;
-    if (fs->cuda) {
-        out.atom_virial = NULL; /* not on the GPU */
-        rc = hmd_cuda_dp_compute(fs->cuda, fs->nl.ncentre, nall, atoms->x, atoms->type, fs->type0,
-                                 fs->rlist, &out);
-    } else {
-        rc = hmd_dp_compute_cpu(fs->model, &fs->ws, fs->nl.ncentre, nall, atoms->x, atoms->type,
-                                fs->type0, &fs->nl, &out);
+    int rc = HMD_OK;
+    for (int k = 0; k < fs->nprovider && !rc; k++) {
+        if (!hmd_force_provider_on_device(&fs->provider[k])) {
+            io.terms = sums + HMD_FORCE_NEV + fs->term_offset[k];
+            rc = hmd_force_provider_compute(&fs->provider[k], &io);
+        }
     }
     fs->t_force += hmd_wtime() - t0;
     rc = hmd_comm_agree(rc);
@@ -267,92 +223,41 @@ int hmd_forces_compute(struct hmd_forces *fs, struct hmd_atoms *atoms, bool atom
         return rc;
     }
     if (fs->replicated) {
-        /* the baseline's second collective: every rank's home forces into one array */
-        const int n = (int)fs->natoms;
-        memset(fs->full, 0, sizeof(double) * 3 * n);
-        for (int k = 0; k < atoms->nlocal; k++) {
-            memcpy(fs->full + 3 * atoms->id[k], atoms->f + 3 * k, sizeof(double) * 3);
-        }
-        hmd_comm_sum(fs->full, 3 * n);
-        for (int k = 0; k < atoms->nlocal; k++) {
-            memcpy(atoms->f + 3 * k, fs->full + 3 * atoms->id[k], sizeof(double) * 3);
-        }
+        hmd_dd_replicated_reduce_forces(&fs->rep, atoms);
     } else {
-        hmd_halo_reverse(&fs->plan, atoms->f, 3);
-        if (out.atom_virial) {
-            hmd_halo_reverse(&fs->plan, fs->atom_virial, 9);
+        hmd_halo_transport_reverse(&fs->halo, atoms->f, 3, NULL);
+        if (io.atom_virial) {
+            hmd_halo_transport_reverse(&fs->halo, fs->atom_virial, 9, NULL);
         }
     }
-    double sums[11]; /* the neighbour count is exact in a double */
-    sums[0] = out.energy;
-    memcpy(sums + 1, out.virial, sizeof out.virial);
-    sums[10] = (double)out.dropped;
-    hmd_comm_sum(sums, 11);
-    fs->energy = sums[0];
-    memcpy(fs->virial, sums + 1, sizeof fs->virial);
-    fs->dropped = (long)sums[10];
+    const int nterms = fs->term_offset[fs->nprovider];
+    hmd_comm_sum(sums, HMD_FORCE_NEV + nterms); /* the neighbour count is exact in a double */
+    memcpy(fs->virial, sums + HMD_FORCE_EV_VIRIAL, sizeof fs->virial);
+    fs->energy = sums[HMD_FORCE_EV_ENERGY];
+    fs->dropped = (long)sums[HMD_FORCE_EV_DROPPED];
+    memcpy(fs->terms, sums + HMD_FORCE_NEV, sizeof(double) * nterms);
     return HMD_OK;
 }
 
-/* precision = mixed where the CPU would compute: refused, with auto's reason `why` (or NULL) */
-static int mixed_needs_gpu(const char *why)
+size_t hmd_forces_device_bytes(const struct hmd_forces *fs)
 {
-    return hmd_error_set(HMD_ENOTSUP,
-                         "precision = mixed runs on the GPU only (backend = cuda)%s%s; the CPU "
-                         "computes in double (precision = double)",
-                         why ? ", and the GPU cannot be used: " : "", why ? why : "");
-}
-
-int hmd_forces_select_backend(struct hmd_forces *fs, const char *backend,
-                              enum hmd_precision precision, char *what, size_t len)
-{
-    const bool mixed = precision == HMD_PRECISION_MIXED;
-    snprintf(what, len, "cpu");
-    if (!strcmp(backend, "cpu")) {
-        return mixed ? mixed_needs_gpu(NULL) : HMD_OK;
+    size_t bytes = 0;
+    for (int k = 0; k < fs->nprovider; k++) {
+        bytes += hmd_force_provider_device_bytes(&fs->provider[k]);
     }
-    char device[256] = "";
-    int rc = hmd_cuda_device_info(device, sizeof device);
-    if (!rc) {
-        rc = hmd_forces_use_cuda(fs, precision);
-    }
-    if (rc && !strcmp(backend, "auto")) {
-        char why[1024];
-        snprintf(why, sizeof why, "%s", hmd_error_msg());
-        hmd_error_clear();
-        if (mixed) {
-            return mixed_needs_gpu(why);
-        }
-        snprintf(what, len, "cpu (auto: %s)", why);
-        return HMD_OK;
-    }
-    if (!rc) {
-        snprintf(what, len, "cuda%s, %s",
-                 mixed ? " (precision = mixed: fp32 descriptor networks)" : "", device);
-    }
-    return rc;
-}
-
-int hmd_forces_use_cuda(struct hmd_forces *fs, enum hmd_precision precision)
-{
-    if (fs->replicated || hmd_comm_size() > 1) {
-        return hmd_error_set(HMD_ENOTSUP, "backend = cuda runs on one rank in this version (no "
-                                          "mpirun, dd-mode = halo)");
-    }
-    return hmd_cuda_dp_create(&fs->cuda, fs->model, precision == HMD_PRECISION_MIXED);
+    return bytes;
 }
 
 void hmd_forces_free(struct hmd_forces *fs)
 {
-    hmd_cuda_dp_destroy(fs->cuda);
+    for (int k = 0; k < fs->nprovider; k++) {
+        hmd_force_provider_destroy(&fs->provider[k]);
+    }
+    hmd_halo_transport_close(&fs->halo);
     hmd_halo_plan_free(&fs->plan);
     hmd_nbr_list_free(&fs->nl);
-    hmd_dp_workspace_free(&fs->ws);
+    hmd_dd_replicated_free(&fs->rep);
     free(fs->atom_energy);
     free(fs->atom_virial);
-    free(fs->full);
-    free(fs->records);
-    free(fs->ghost_src);
-    free(fs->ghost_shift);
     memset(fs, 0, sizeof *fs);
 }

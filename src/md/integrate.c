@@ -28,7 +28,7 @@ void hmd_integrate_second_half_cpu(struct hmd_atoms *a, double dt)
     }
 }
 
-double hmd_kinetic_energy(const struct hmd_atoms *a, double ke[9])
+double hmd_integrate_kinetic_energy(const struct hmd_atoms *a, double ke[9])
 {
     for (int k = 0; k < 9; k++) {
         ke[k] = 0.0;
@@ -48,7 +48,7 @@ double hmd_kinetic_energy(const struct hmd_atoms *a, double ke[9])
     return 0.5 * (ke[0] + ke[4] + ke[8]);
 }
 
-void hmd_remove_com_velocity(struct hmd_atoms *a)
+void hmd_integrate_remove_com(struct hmd_atoms *a)
 {
     double p[4] = {0, 0, 0, 0}; /* momentum and total mass */
     for (int i = 0; i < a->nlocal; i++) {
@@ -69,8 +69,8 @@ void hmd_remove_com_velocity(struct hmd_atoms *a)
     }
 }
 
-void hmd_generate_velocities(struct hmd_atoms *a, double temp, uint64_t seed, int remove_com,
-                             double ndof)
+void hmd_integrate_generate_velocities(struct hmd_atoms *a, double temp, uint64_t seed,
+                                       int remove_com, double ndof)
 {
     for (int i = 0; i < a->nlocal; i++) {
         double g[3];
@@ -81,10 +81,10 @@ void hmd_generate_velocities(struct hmd_atoms *a, double temp, uint64_t seed, in
         }
     }
     if (remove_com) {
-        hmd_remove_com_velocity(a);
+        hmd_integrate_remove_com(a);
     }
     double ke[9];
-    double kin = hmd_kinetic_energy(a, ke);
+    double kin = hmd_integrate_kinetic_energy(a, ke);
     double now = ndof > 0 ? 2.0 * kin / (ndof * HMD_BOLTZMANN) : 0.0;
     double scale = now > 0 ? sqrt(temp / now) : 0.0;
     for (int i = 0; i < 3 * a->nlocal; i++) {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/collect.h"
+#include "dd/collect.h"
 #include "comm/comm.h"
 #include "core/elements.h"
 #include "core/error.h"

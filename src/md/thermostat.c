@@ -5,7 +5,7 @@
 #include "core/rng.h"
 #include "core/units.h"
 #include "md/integrate.h"
-#include "md/vrescale_draw.h"
+#include "core/vrescale_draw.h"
 
 double hmd_vrescale_kinetic(double kin, double kin_ref, double ndof, double c, uint64_t seed,
                             int64_t step)
@@ -17,7 +17,7 @@ double hmd_thermostat_vrescale_cpu(const struct hmd_thermostat *th, struct hmd_a
                                    int64_t step)
 {
     double ke[9];
-    const double kin = hmd_kinetic_energy(atoms, ke);
+    const double kin = hmd_integrate_kinetic_energy(atoms, ke);
     if (kin <= 0.0 || th->ndof <= 0.0) {
         return 0.0;
     }
@@ -38,7 +38,7 @@ double hmd_thermostat_langevin_cpu(const struct hmd_thermostat *th, struct hmd_a
                                    int64_t step)
 {
     double ke[9];
-    const double before = hmd_kinetic_energy(atoms, ke);
+    const double before = hmd_integrate_kinetic_energy(atoms, ke);
     const double c1 = exp(-th->dt / th->tau_t), c2 = sqrt(1.0 - c1 * c1);
     for (int i = 0; i < atoms->nlocal; i++) {
         double xi[3];
@@ -48,5 +48,5 @@ double hmd_thermostat_langevin_cpu(const struct hmd_thermostat *th, struct hmd_a
             atoms->v[3 * i + d] = c1 * atoms->v[3 * i + d] + c2 * sigma * xi[d];
         }
     }
-    return hmd_kinetic_energy(atoms, ke) - before;
+    return hmd_integrate_kinetic_energy(atoms, ke) - before;
 }

@@ -362,11 +362,7 @@ static void scatter_pass(const struct hmd_dp_model *m, const struct hmd_dp_works
                          int nlocal, int nall, const double *x, struct hmd_dp_output *out)
 {
     const int nnei = slots_of(m);
-    memset(out->force, 0, sizeof(double) * 3 * (size_t)nall);
     memset(out->virial, 0, sizeof out->virial);
-    if (out->atom_virial) {
-        memset(out->atom_virial, 0, sizeof(double) * 9 * (size_t)nall);
-    }
     const int ncount = out->ncount > 0 ? out->ncount : nlocal;
     for (int i = 0; i < nlocal; i++) {
         const int *slots = ws->slots + (size_t)i * nnei;
@@ -447,7 +443,7 @@ int hmd_dp_compute_cpu(const struct hmd_dp_model *m, struct hmd_dp_workspace *ws
         e = m->atom_exclude[t] ? 0.0 : e + m->out_bias[t];
         out->energy += e;
         if (out->atom_energy) {
-            out->atom_energy[i] = e;
+            out->atom_energy[i] += e;
         }
     }
     scatter_pass(m, ws, nlocal, nall, x, out);

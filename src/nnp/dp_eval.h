@@ -1,9 +1,10 @@
 /* Deep Potential energy, forces and virial on the CPU (reference, double precision).
  *
  * Input: nall atoms (nlocal home atoms first, then ghosts), their positions and model types,
- * and a full neighbour list of the home atoms (any cut-off >= rcut). Output: per-atom energies
- * of the home atoms, forces on all nall atoms (ghost forces still to be summed onto their
- * owners by the reverse halo), and the virial.
+ * and a full neighbour list of the home atoms (any cut-off >= rcut). Output: the energy and the
+ * virial; per-atom energies of the home atoms, forces on all nall atoms (ghost forces still to
+ * be summed onto their owners by the reverse halo) and per-atom virials ADDED to the caller's
+ * arrays, so that the Deep Potential is one force provider among others (ff/provider.h).
  *
  * Neighbour selection is DeePMD-kit's (PyTorch backend, deepmd/pt/model/model/make_model.py
  * format_nlist + nlist_distinguish_types): keep neighbours with r <= rcut, take the nearest
@@ -29,10 +30,10 @@ struct hmd_dp_output {
                             (replicated mode's halo atoms evaluated as full atoms) contribute
                             forces only. 0 means all nlocal. */
     double energy;       /* total potential energy of the home atoms (eV) */
-    double *atom_energy; /* [nlocal] per-atom energy (eV), or NULL when not wanted */
-    double *force;       /* [nall][3] forces (eV/Å), overwritten */
+    double *atom_energy; /* [nlocal] per-atom energy (eV) added, or NULL when not wanted */
+    double *force;       /* [nall][3] forces (eV/Å), added to */
     double virial[9];    /* 3x3 row-major virial (eV) */
-    double *atom_virial; /* [nall][9] per-atom virial (eV), or NULL when not wanted */
+    double *atom_virial; /* [nall][9] per-atom virial (eV) added, or NULL when not wanted */
     long dropped;        /* out: neighbours within rcut the descriptor left out, over the
                             counted centres (more of a type than sel[t], or more than nnei): the
                             model then sees fewer neighbours than there are, as in DeePMD-kit */

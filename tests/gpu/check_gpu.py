@@ -22,6 +22,9 @@ Usage: check_gpu.py TEST HALOMD DATA WORKDIR
            DPA-1, se_e2_a in chunks of 10 centres and in the per-centre kernels):
            energies of every step within 1e-9 relative, the same number of list builds, the
            same final positions.
+  reproducible  the same GPU run twice (se_e2_a networks in double and mixed precision,
+           compressed, DPA-1; list updates, a thermostat): identical energy files and
+           trajectories, byte for byte (no order of the GPU's threads may show in the results).
   phases   the performance table of a GPU run whose steps are mostly the model's evaluation
            (1.67M DPA-1, 192 atoms, a list every 10 steps, output every 15): Force holds the
            device's time (most of the wall time, one call a step), Neighbour list and Output
@@ -401,6 +404,30 @@ def mdtwin(halomd, data, work):
     return ok
 
 
+def reproducible(halomd, data, work):
+    common = ["dt=0.0005", "gen-vel=yes", "gen-temp=300", "gen-seed=5", "nstenergy=1",
+              "nstcalcenergy=1", "nstlog=0", "nstxout=10", "nstvout=10", "nstfout=10",
+              "verlet-buffer=0.3", "tcoupl=v-rescale", "tau-t=0.05", "ref-t=300", "ld-seed=4"]
+    water = f"{data}/models/se_e2_a_water_one_side.dp"
+    cases = {"networks": (water, []), "mixed": (water, ["precision=mixed"]),
+             "compressed": (water, ["model-compress=yes"]),
+             "dpa1": (f"{data}/models/se_atten_v2_small.dp", [])}
+    conf = f"{data}/structures/water_96_small.xyz"
+    ok = True
+    for name, (m, settings) in cases.items():
+        files = []
+        for k in range(2):
+            run_md(halomd, "cuda", f"repro_{name}_{k}", m, conf, common + settings, work)
+            files.append([open(os.path.join(work, f"repro_{name}_{k}{ext}"), "rb").read()
+                          for ext in (".energy.csv", ".xyz")])
+        same = files[0] == files[1]
+        ok &= same
+        print(f"{'ok  ' if same else 'FAIL'} {name}: two runs "
+              f"{'identical' if same else 'differ'} (energy file and trajectory, "
+              f"{len(files[0][1])} bytes)")
+    return ok
+
+
 def phases(halomd, data, work):
     cmd = [halomd, "run", "-backend", "cuda", "-deffnm", "phases",
            "-m", f"{data}/models/dpa1_1p6m_fp32.dp", "-c", f"{data}/structures/water_192_ortho.gro",
@@ -424,7 +451,7 @@ def phases(halomd, data, work):
 
 
 TESTS = {"goldens": goldens, "twin": twin, "dense": dense, "nve": nve, "mdtwin": mdtwin,
-         "phases": phases, "mixed": mixed}
+         "phases": phases, "mixed": mixed, "reproducible": reproducible}
 
 
 def main(argv):

@@ -6,7 +6,7 @@
  * nnei above 1,536, where slots_T reads R in place instead of staging it in shared memory. Every
  * output starts as NaN, so an entry left unwritten fails. Pass: T, px and py within 1e-13 of the
  * largest in magnitude of their case. Exit 77 (skipped) without a CUDA device. */
-#include "cuda/se_e2a_contract.cuh"
+#include "cuda/nnp/se_e2a_contract.cuh"
 #include "gpu_test.cuh"
 
 #include <algorithm>

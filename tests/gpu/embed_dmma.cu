@@ -7,7 +7,7 @@
  * take several groups of 8). Pass: every value and tangent within 1e-12 of the largest in magnitude
  * of its case, and no plan for a net whose weights leave room for fewer than 4 warps (6 layers of
  * 64: the engine runs it layer by layer). Exit 77 (skipped) without a CUDA device. */
-#include "cuda/se_e2a_dmma.cuh"
+#include "cuda/nnp/se_e2a_dmma.cuh"
 #include "gpu_test.cuh"
 
 #include <algorithm>

@@ -1,20 +1,26 @@
-/* MPI halo test, run as `mpirun -np P test_halo_identity NX NY NZ`: on fresh random atoms in a
- * triclinic cell split NX x NY x NZ, every ghost must be a true image of the atom it names,
- * carry a value that encodes its origin (global id and owner rank) through the forward halo,
- * every image within the cut-off of a subdomain must be present exactly once, and the reverse
- * halo must return to each owner exactly one contribution per ghost copy. Also checks that
- * migration conserves the set of global ids. Exit code 0 on success on every rank. */
+/* The halo test, one body for every transport, run as
+ *   mpirun -np P test_halo_identity NX NY NZ [SCALE [TRANSPORT]]
+ * (TRANSPORT: host, the default, or a device transport: self): on fresh random atoms in a
+ * triclinic cell split NX x NY x NZ (scaled by SCALE: below 1, several pulses), every ghost must
+ * be a true image of the atom it names, carry a value that encodes its origin (global id and
+ * owner rank) through the forward halo, every image within the cut-off of a subdomain must be
+ * present exactly once, and the reverse halo must return to each owner exactly one
+ * contribution per ghost copy. Also checks that migration conserves the set of global ids.
+ * Exit code 0 on success on every rank, 77 (skipped) for a device transport without a GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/collect.h"
 #include "comm/comm.h"
-#include "comm/halo.h"
 #include "core/atoms.h"
 #include "core/box.h"
+#include "cuda/cuda_api.h"
+#include "dd/borders.h"
+#include "dd/collect.h"
 #include "dd/domain.h"
+#include "dd/migrate.h"
+#include "halo/transport.h"
 
 static int failures;
 
@@ -82,9 +88,79 @@ static int expected_copies(const struct hmd_box *box, const struct hmd_domain *d
     return n;
 }
 
+/* The transport under test, and for a device transport the atoms on the device. */
+struct under_test {
+    struct hmd_halo_transport t;
+    struct hmd_cuda_state *state; /* NULL: the host transport */
+};
+
+static int open_transport(struct under_test *u, const char *name)
+{
+    if (!strcmp(name, "host")) {
+        return hmd_halo_transport_open_host(&u->t);
+    }
+    int rc = hmd_cuda_state_create(&u->state, NULL);
+    if (!rc && !strcmp(name, "self")) {
+        rc = hmd_cuda_halo_open_self(&u->t);
+    } else if (!rc) {
+        rc = hmd_error_set(HMD_EUSAGE, "unknown transport %s", name);
+    }
+    return rc;
+}
+
+static int setup_transport(struct under_test *u, const struct hmd_halo_plan *plan,
+                           struct hmd_atoms *a)
+{
+    struct hmd_halo_arrays arrays = {plan, hmd_atoms_nall(a), a->x, a->f};
+    if (u->state) {
+        int rc = hmd_cuda_state_reserve(u->state, a->nlocal, hmd_atoms_nall(a));
+        if (rc) {
+            return rc;
+        }
+        const struct hmd_cuda_atoms d = hmd_cuda_state_atoms(u->state);
+        arrays.x = d.x;
+        arrays.f = d.f;
+    }
+    return hmd_halo_transport_setup(&u->t, &arrays);
+}
+
+/* forward over a->x, through the device for a device transport */
+static int forward(struct under_test *u, struct hmd_atoms *a, const struct hmd_box *box)
+{
+    if (!u->state) {
+        return hmd_halo_transport_forward(&u->t, a->x, box, NULL);
+    }
+    const unsigned x = HMD_FIELD_BIT(HMD_FIELD_X);
+    const struct hmd_cuda_atoms d = hmd_cuda_state_atoms(u->state);
+    int rc = hmd_cuda_state_upload(u->state, a, x);
+    rc = rc ? rc : hmd_halo_transport_forward(&u->t, d.x, box, d.stream);
+    return rc ? rc : hmd_cuda_state_download_all(u->state, a, x);
+}
+
+/* reverse over a->f (3 values per atom) */
+static int reverse(struct under_test *u, struct hmd_atoms *a)
+{
+    if (!u->state) {
+        return hmd_halo_transport_reverse(&u->t, a->f, 3, NULL);
+    }
+    const unsigned f = HMD_FIELD_BIT(HMD_FIELD_F);
+    const struct hmd_cuda_atoms d = hmd_cuda_state_atoms(u->state);
+    int rc = hmd_cuda_state_upload(u->state, a, f);
+    rc = rc ? rc : hmd_halo_transport_reverse(&u->t, d.f, 3, d.stream);
+    return rc ? rc : hmd_cuda_state_download(u->state, a, f);
+}
+
 int main(int argc, char **argv)
 {
     hmd_comm_init(&argc, &argv);
+    const char *transport = argc > 5 ? argv[5] : "host";
+    if (strcmp(transport, "host") && hmd_cuda_device_info(NULL, 0)) {
+        if (hmd_comm_rank() == 0) {
+            printf("skipped: transport %s needs a GPU: %s\n", transport, hmd_error_msg());
+        }
+        hmd_comm_finalize();
+        return 77;
+    }
     const int grid[3] = {atoi(argv[1]), atoi(argv[2]), atoi(argv[3])};
     const double scale = argc > 4 ? atof(argv[4]) : 1.0; /* < 1: thin subdomains, pulses */
     const double h[3][3] = {{14.0 * scale, 0, 0},
@@ -112,7 +188,10 @@ int main(int argc, char **argv)
           "domain");
     CHECK(hmd_collect_scatter(&all, natoms, &box, &dd, &mine) == 0, "scatter");
     struct hmd_halo_plan plan = {0};
-    CHECK(hmd_halo_borders(&plan, &mine, &box, &dd, cutoff) == 0, "borders");
+    CHECK(hmd_dd_borders(&plan, &mine, &box, &dd, cutoff) == 0, "borders");
+    struct under_test u = {0};
+    CHECK(open_transport(&u, transport) == 0, "transport %s: %s", transport, hmd_error_msg());
+    CHECK(setup_transport(&u, &plan, &mine) == 0, "setup: %s", hmd_error_msg());
     const int nall = hmd_atoms_nall(&mine), nghost = mine.nghost;
     /* every ghost is an image of the atom whose id it carries, present as often as expected */
     int *seen = calloc(natoms, sizeof(int));
@@ -140,7 +219,7 @@ int main(int argc, char **argv)
         const double s[3] = {0.001 * (double)mine.id[k], 0.25 * hmd_comm_rank(), 0.0};
         hmd_box_to_cart(&box, s, mine.x + 3 * k);
     }
-    hmd_halo_forward_x(&plan, mine.x);
+    CHECK(forward(&u, &mine, &box) == 0, "forward: %s", hmd_error_msg());
     for (int g = mine.nlocal; g < nall; g++) {
         double s[3];
         hmd_box_to_frac(&box, mine.x + 3 * g, s);
@@ -157,12 +236,13 @@ int main(int argc, char **argv)
         CHECK(fabs(frac_rank - fmod(0.25 * owner, 1.0)) < 1e-9, "ghost %d: origin rank", g);
     }
     /* reverse: each ghost sends 1 (and its id); owners must get their copy counts */
-    double *f = calloc((size_t)nall * 3, sizeof(double));
+    double *f = mine.f;
+    memset(f, 0, sizeof(double) * 3 * nall);
     for (int g = mine.nlocal; g < nall; g++) {
         f[3 * g] = 1.0;
         f[3 * g + 1] = (double)mine.id[g];
     }
-    hmd_halo_reverse(&plan, f, 3);
+    CHECK(reverse(&u, &mine) == 0, "reverse: %s", hmd_error_msg());
     int64_t *copies = calloc(natoms, sizeof(int64_t));
     for (int i = 0; i < natoms; i++) {
         copies[i] = seen[i];
@@ -183,7 +263,7 @@ int main(int argc, char **argv)
         hmd_box_wrap(&box, mine.x + 3 * k, NULL);
     }
     mine.nghost = 0;
-    CHECK(hmd_halo_migrate(&mine, &box, &dd) == 0, "migrate");
+    CHECK(hmd_dd_migrate(&mine, &box, &dd) == 0, "migrate");
     int64_t *present = calloc(natoms, sizeof(int64_t));
     for (int k = 0; k < mine.nlocal; k++) {
         double s[3];
@@ -199,11 +279,14 @@ int main(int argc, char **argv)
     int bad = failures;
     hmd_comm_max_int(&bad, 1);
     if (hmd_comm_rank() == 0) {
-        printf("%s: grid %d x %d x %d, cell scale %g, %d ghosts on rank 0 in %d swaps\n",
-               bad ? "FAIL" : "ok", dd.grid[0], dd.grid[1], dd.grid[2], scale, nghost, plan.nswap);
+        printf("%s: transport %s, grid %d x %d x %d, cell scale %g, %d ghosts on rank 0 in %d "
+               "swaps\n",
+               bad ? "FAIL" : "ok", transport, dd.grid[0], dd.grid[1], dd.grid[2], scale, nghost,
+               plan.nswap);
     }
     free(seen);
-    free(f);
+    hmd_halo_transport_close(&u.t);
+    hmd_cuda_state_destroy(u.state);
     free(copies);
     free(present);
     hmd_halo_plan_free(&plan);

@@ -17,6 +17,7 @@
 #include "core/box.h"
 #include "core/error.h"
 #include "io/model_dp.h"
+#include "ff/dp.h"
 #include "md/forces.h"
 #include "nnp/compress.h"
 
@@ -88,13 +89,22 @@ struct setup {
     struct hmd_forces fs;
 };
 
+/* The force calculation of s with the CPU Deep Potential, no skin, for n atoms. */
+static void init_forces(struct setup *s, int64_t n)
+{
+    struct hmd_force_provider dp;
+    assert_int_equal(hmd_forces_init(&s->fs, &s->dd, 0.0, n), HMD_OK);
+    assert_int_equal(hmd_ff_dp_create(&dp, &s->model, 0), HMD_OK);
+    assert_int_equal(hmd_forces_add_provider(&s->fs, dp), HMD_OK);
+}
+
 static double energy_of(struct setup *s, struct hmd_atoms *a, const struct hmd_box *box)
 {
     /* one rank: the domain is the whole cell, whatever the cell */
     hmd_domain_free(&s->dd);
     assert_int_equal(hmd_domain_init(&s->dd, box, 1, 0, NULL, s->fs.rlist), HMD_OK);
     assert_int_equal(hmd_forces_rebuild(&s->fs, a, box), HMD_OK);
-    assert_int_equal(hmd_forces_compute(&s->fs, a, false), HMD_OK);
+    assert_int_equal(hmd_forces_compute(&s->fs, a, box, false), HMD_OK);
     return s->fs.energy;
 }
 
@@ -127,7 +137,7 @@ static void check_model(const char *file, const double h[3][3], int nside, unsig
         water_config(&a, &box, nside, seed++);
     } while (jumps && gap_to_rcut(&a, &box, s.model.rcut) < 0.013);
     const int n = a.nlocal;
-    hmd_forces_init(&s.fs, &s.model, &s.dd, 0.0, 0, n);
+    init_forces(&s, n);
     double e0 = energy_of(&s, &a, &box);
     double *f = malloc(sizeof(double) * 3 * n), *x0 = malloc(sizeof(double) * 3 * n);
     memcpy(f, a.f, sizeof(double) * 3 * n);
@@ -275,7 +285,7 @@ static double forces_of(const char *file, const struct hmd_compress_opts *compre
     struct hmd_atoms a = {0};
     water_config(&a, &box, 3, seed);
     *n = a.nlocal;
-    hmd_forces_init(&s.fs, &s.model, &s.dd, 0.0, 0, a.nlocal);
+    init_forces(&s, a.nlocal);
     const double e = energy_of(&s, &a, &box);
     for (int i = 0; i < a.nlocal; i++) {
         for (int k = 0; k < 3; k++) {

@@ -1,6 +1,7 @@
-/* Unit tests of the self halo (comm/halo) and the neighbour list (nbr/nbr_list) against brute
- * force over periodic images, for orthorhombic and triclinic cells, with cells thinner than the
- * cut-off (several pulses), on fresh random configurations. */
+/* Unit tests of the one-rank halo (dd/borders, the host transport of halo/transport.h, the
+ * flattened plan the GPU's self transport replays) and the neighbour list (nbr/nbr_list)
+ * against brute force over periodic images, for orthorhombic and triclinic cells, with cells
+ * thinner than the cut-off (several pulses), on fresh random configurations. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,11 +10,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "comm/halo.h"
 #include "core/atoms.h"
 #include "core/box.h"
 #include "core/error.h"
+#include "dd/borders.h"
 #include "dd/domain.h"
+#include "halo/transport.h"
 #include "nbr/nbr_list.h"
 
 static double urand(unsigned *s)
@@ -65,6 +67,80 @@ static int brute_count(const struct hmd_atoms *a, const struct hmd_box *box, int
     return count;
 }
 
+/* The GPU self transport's kernels replayed on the host from hmd_halo_plan_flatten_self must
+ * equal the host transport bit for bit (x0 [nall][3]: home positions to start from). */
+static void check_flattened(const struct hmd_halo_plan *plan, struct hmd_halo_transport *host,
+                            const struct hmd_box *box, const double *x0, int nall, unsigned seed)
+{
+    const int nlocal = plan->nlocal, ng = nall - nlocal;
+    const int total = hmd_halo_plan_chain_total(plan);
+    assert_true(total >= ng);
+    int *root = malloc(sizeof(int) * (ng + 1)), *chain_off = malloc(sizeof(int) * (ng + 1));
+    int *chain = malloc(sizeof(int) * (total + 1)), *child_off = malloc(sizeof(int) * (nall + 1));
+    int *child = malloc(sizeof(int) * (ng + 1));
+    assert_int_equal(
+        hmd_halo_plan_flatten_self(plan, 0, nall, root, chain_off, chain, child_off, child),
+        HMD_OK);
+    double *xa = malloc(sizeof(double) * 3 * nall), *xb = malloc(sizeof(double) * 3 * nall);
+    memcpy(xa, x0, sizeof(double) * 3 * nall);
+    for (int k = 0; k < 3 * nlocal; k++) {
+        xa[k] += 0.37 * (urand(&seed) - 0.5); /* digits that rounding can tell apart */
+    }
+    memcpy(xb, xa, sizeof(double) * 3 * nall);
+    hmd_halo_transport_forward(host, xa, box, NULL);
+    double shift[HMD_HALO_MAX_SWAPS][3];
+    for (int s = 0; s < plan->nswap; s++) {
+        hmd_halo_swap_shift(&plan->swap[s], box, shift[s]);
+    }
+    for (int g = 0; g < ng; g++) { /* forward_kernel */
+        double v[3] = {xb[3 * root[g]], xb[3 * root[g] + 1], xb[3 * root[g] + 2]};
+        for (int c = chain_off[g]; c < chain_off[g + 1]; c++) {
+            for (int d = 0; d < 3; d++) {
+                v[d] += shift[chain[c]][d];
+            }
+        }
+        memcpy(xb + 3 * (nlocal + g), v, sizeof v);
+    }
+    assert_memory_equal(xa, xb, sizeof(double) * 3 * nall);
+    /* reverse_kernel: a depth-first fold of each home atom's images */
+    for (int k = 0; k < 3 * nall; k++) {
+        xa[k] = xb[k] = urand(&seed) - 0.5;
+    }
+    hmd_halo_transport_reverse(host, xa, 3, NULL);
+    for (int i = 0; i < nlocal; i++) {
+        int node[HMD_HALO_MAX_SWAPS + 1], next[HMD_HALO_MAX_SWAPS + 1], top = 0;
+        double acc[HMD_HALO_MAX_SWAPS + 1][3];
+        node[0] = i;
+        next[0] = child_off[i];
+        memcpy(acc[0], xb + 3 * i, sizeof acc[0]);
+        for (;;) {
+            if (next[top] < child_off[node[top] + 1]) {
+                const int c = child[next[top]++];
+                top++;
+                assert_true(top <= HMD_HALO_MAX_SWAPS);
+                node[top] = c;
+                next[top] = child_off[c];
+                memcpy(acc[top], xb + 3 * c, sizeof acc[top]);
+            } else if (top > 0) {
+                for (int d = 0; d < 3; d++) {
+                    acc[top - 1][d] += acc[top][d];
+                }
+                top--;
+            } else {
+                break;
+            }
+        }
+        assert_memory_equal(acc[0], xa + 3 * i, sizeof acc[0]);
+    }
+    free(root);
+    free(chain_off);
+    free(chain);
+    free(child_off);
+    free(child);
+    free(xa);
+    free(xb);
+}
+
 static void check_cell(const double h[3][3], const bool pbc[3], int n, double rc, unsigned seed)
 {
     struct hmd_box box;
@@ -75,7 +151,11 @@ static void check_cell(const double h[3][3], const bool pbc[3], int n, double rc
     random_atoms(&a, &box, n, seed);
     struct hmd_domain dd;
     assert_int_equal(hmd_domain_init(&dd, &box, 1, 0, NULL, rc), HMD_OK);
-    assert_int_equal(hmd_halo_borders(&plan, &a, &box, &dd, rc), HMD_OK);
+    assert_int_equal(hmd_dd_borders(&plan, &a, &box, &dd, rc), HMD_OK);
+    struct hmd_halo_transport host = {0};
+    assert_int_equal(hmd_halo_transport_open_host(&host), HMD_OK);
+    const struct hmd_halo_arrays arrays = {&plan, hmd_atoms_nall(&a), a.x, a.f};
+    assert_int_equal(hmd_halo_transport_setup(&host, &arrays), HMD_OK);
     const int nall = hmd_atoms_nall(&a);
     /* every ghost is its owner (same id) displaced by a whole lattice vector */
     for (int g = a.nlocal; g < nall; g++) {
@@ -106,40 +186,30 @@ static void check_cell(const double h[3][3], const bool pbc[3], int n, double rc
     for (int i = 0; i < 3 * a.nlocal; i++) {
         a.x[i] += 0.01;
     }
-    hmd_halo_forward_x(&plan, a.x);
+    hmd_halo_transport_forward(&host, a.x, &box, NULL);
     for (int g = a.nlocal; g < nall; g++) {
         for (int k = 0; k < 3; k++) {
             assert_true(fabs(a.x[3 * g + k] - saved[3 * g + k] - 0.01) < 1e-12);
         }
     }
+    /* the flattened plan (what the GPU's self transport replays) gives the host transport's
+     * results bit for bit: forward from random home positions, reverse of random values */
+    check_flattened(&plan, &host, &box, a.x, nall, seed);
     /* reverse sums each ghost's value onto its owner exactly once */
-    double *v = calloc((size_t)nall, sizeof(double));
-    for (int k = 0; k < nall; k++) {
+    double *v = calloc((size_t)nall * 3, sizeof(double));
+    for (int k = 0; k < 3 * nall; k++) {
         v[k] = 1.0;
     }
-    hmd_halo_reverse(&plan, v, 1);
-    /* the flat image map (what the GPU replays) makes the same ghosts as the staged swaps */
-    const int ng = a.nghost;
-    int *src = malloc(sizeof(int) * (ng ? ng : 1));
-    double *shift = malloc(sizeof(double) * 3 * (ng ? ng : 1));
-    assert_int_equal(hmd_halo_plan_self_images(&plan, a.nlocal, 0, src, shift), HMD_OK);
-    for (int g = 0; g < ng; g++) {
-        assert_int_equal(a.id[src[g]], a.id[a.nlocal + g]);
-        for (int k = 0; k < 3; k++) {
-            const double image = a.x[3 * src[g] + k] + shift[3 * g + k];
-            assert_true(fabs(image - a.x[3 * (a.nlocal + g) + k]) < 1e-12);
-        }
-    }
-    free(src);
-    free(shift);
+    hmd_halo_transport_reverse(&host, v, 3, NULL);
     double total = 0;
     for (int i = 0; i < a.nlocal; i++) {
-        total += v[i];
+        total += v[3 * i];
     }
     assert_true(fabs(total - nall) < 1e-9);
     free(v);
     free(saved);
     hmd_nbr_list_free(&nl);
+    hmd_halo_transport_close(&host);
     hmd_halo_plan_free(&plan);
     hmd_domain_free(&dd);
     hmd_atoms_free(&a);
@@ -185,7 +255,7 @@ static void test_too_small_cell_is_refused(void **state)
     random_atoms(&a, &box, 3, 5u);
     struct hmd_domain dd;
     assert_int_equal(hmd_domain_init(&dd, &box, 1, 0, NULL, 8.0), HMD_OK);
-    assert_int_equal(hmd_halo_borders(&plan, &a, &box, &dd, 8.0), HMD_EDATA);
+    assert_int_equal(hmd_dd_borders(&plan, &a, &box, &dd, 8.0), HMD_EDATA);
     assert_non_null(strstr(hmd_error_msg(), "too small"));
     hmd_domain_free(&dd);
     hmd_halo_plan_free(&plan);

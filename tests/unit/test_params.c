@@ -64,7 +64,7 @@ static void assert_same_values(const struct hmd_params *a, const struct hmd_para
     assert_true(a->tau_t == b->tau_t);
     assert_true(a->ref_t == b->ref_t);
     assert_true(a->ld_seed == b->ld_seed);
-    assert_int_equal(a->comm_mode, b->comm_mode);
+    assert_int_equal(a->com_mode, b->com_mode);
     assert_int_equal(a->nstcomm, b->nstcomm);
     assert_int_equal(a->gen_vel, b->gen_vel);
     assert_true(a->gen_temp == b->gen_temp);
@@ -93,7 +93,7 @@ static void test_defaults(void **state)
     assert_int_equal(p.tcoupl, HMD_TCOUPL_NO);
     assert_true(p.tau_t == 0.1);
     assert_true(p.ld_seed == -1);
-    assert_int_equal(p.comm_mode, HMD_COMM_LINEAR);
+    assert_int_equal(p.com_mode, HMD_COM_LINEAR);
     assert_int_equal(p.nstcomm, 100);
     assert_false(p.gen_vel);
     assert_true(p.gen_temp == 300);

@@ -64,7 +64,7 @@ static cublasStatus_t host_gemm_ex(cublasHandle_t, cublasOperation_t ta, cublasO
 }
 #define cublasGemmEx host_gemm_ex
 
-#include "cuda/tf32x3.cuh"
+#include "cuda/nnp/tf32x3.cuh"
 #include "test_util.h"
 
 static uint32_t to_bits(float f)

@@ -5,8 +5,8 @@
 #ifndef HMD_CUDA_DPA1_BACKWARD_CUH
 #define HMD_CUDA_DPA1_BACKWARD_CUH
 
-#include "cuda/dpa1_device.cuh"
-#include "cuda/tf32x3.cuh"
+#include "cuda/nnp/dpa1_device.cuh"
+#include "cuda/nnp/tf32x3.cuh"
 
 #include <type_traits>
 

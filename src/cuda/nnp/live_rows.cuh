@@ -18,7 +18,7 @@
 
 #include <cublas_v2.h>
 
-#include "cuda/blas.cuh"
+#include "cuda/nnp/blas.cuh"
 #include "cuda/cuda_internal.cuh"
 
 namespace

@@ -10,8 +10,8 @@
 #ifndef HMD_CUDA_SE_E2A_CONTRACT_CUH
 #define HMD_CUDA_SE_E2A_CONTRACT_CUH
 
-#include "cuda/se_e2a_slots.cuh"
-#include "cuda/warp_sum8.cuh"
+#include "cuda/nnp/se_e2a_slots.cuh"
+#include "cuda/nnp/warp_sum8.cuh"
 
 #include <algorithm>
 

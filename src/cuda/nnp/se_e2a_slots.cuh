@@ -6,7 +6,7 @@
 #ifndef HMD_CUDA_SE_E2A_SLOTS_CUH
 #define HMD_CUDA_SE_E2A_SLOTS_CUH
 
-#include "cuda/se_e2a_centre.cuh"
+#include "cuda/nnp/se_e2a_centre.cuh"
 
 namespace
 {

@@ -12,9 +12,9 @@
  * or float), over all slots the fused kernel holds it; everything around it stays in double. */
 #include "cuda/cuda_internal.cuh"
 
-#include "cuda/blas.cuh"
+#include "cuda/nnp/blas.cuh"
 #include "cuda/cuda_api.h"
-#include "cuda/dpa1_eval.cuh"
+#include "cuda/nnp/dpa1_eval.cuh"
 
 #include <cublas_v2.h>
 
@@ -26,12 +26,12 @@
 #include <vector>
 
 /* the kernels, in this order */
-#include "cuda/se_e2a_slots.cuh"
+#include "cuda/nnp/se_e2a_slots.cuh"
 
-#include "cuda/se_e2a_contract.cuh"
-#include "cuda/se_e2a_dmma.cuh"
+#include "cuda/nnp/se_e2a_contract.cuh"
+#include "cuda/nnp/se_e2a_dmma.cuh"
 
-#include "cuda/se_e2a_compressed.cuh"
+#include "cuda/nnp/se_e2a_compressed.cuh"
 
 /* ---- host side ----------------------------------------------------------------------------- */
 
@@ -43,12 +43,13 @@ struct hmd_cuda_dp {
     std::vector<hmd_cuda_net> fit;
     int dim; /* fitting input width */
     int fit_width_sum, fit_max_width;
-    cudaStream_t stream;
+    cudaStream_t stream; /* the stream of the last hmd_cuda_dp_bind_stream (borrowed) */
     cublasHandle_t blas;
     void *blas_workspace; /* given to cuBLAS so graph capture never allocates */
     hmd_cuda_nbr nl;
     hmd_cuda_dpa1 *dpa1; /* the DPA-1 descriptor, or NULL for se_e2_a */
     bool mixed;          /* precision = mixed: the descriptor's networks in fp32 */
+    bool bound;          /* hmd_cuda_dp_bind_stream was called */
     int type0;           /* DPA-1: type of the system's atom 0 (empty slots) */
     size_t bytes;
     unsigned long generation;
@@ -57,14 +58,16 @@ struct hmd_cuda_dp {
     /* arrays grown at neighbour-list steps: per atom (cap_all, cap_local), and per row of a
      * chunk of centres evaluated together (cap_rows; se_e2_a runs the home atoms in chunks
      * so that its descriptors and fitting states never exist for all atoms at once) */
-    int cap_all, cap_local, cap_rows;
-    int chunk_rows;              /* se_e2_a: most centres evaluated together (chunk_rows_setting) */
-    int sms, slot_warps;         /* the GPU's SMs; compressed: slot_warps_setting (0: by size) */
-    double *x, *f, *ev, *atom_y; /* [cap_all][3] twice, [HMD_CUDA_NEV], [cap_local] */
-    int *type, *order;           /* [cap_all], [cap_local] */
-    double *D, *dD;              /* DPA-1: [cap_local][dim] */
-    double *T, *fit_buf;         /* [cap_rows][M][4]; [cap_rows] fitting rows and states */
-    int *slots;                  /* [cap_rows][nnei] */
+    int cap_local, cap_rows;
+    int chunk_rows;      /* se_e2_a: most centres evaluated together (chunk_rows_setting) */
+    int sms, slot_warps; /* the GPU's SMs; compressed: slot_warps_setting (0: by size) */
+    hmd_cuda_dp_io io;   /* the arrays of the call in progress (borrowed) */
+    int nall;            /* atoms of the call in progress */
+    double *atom_y;      /* [cap_local] atomic energies */
+    int *order;          /* [cap_local] */
+    double *D, *dD;      /* DPA-1: [cap_local][dim] */
+    double *T, *fit_buf; /* [cap_rows][M][4]; [cap_rows] fitting rows and states */
+    int *slots;          /* [cap_rows][nnei] */
     size_t fit_buf_doubles;
     /* se_e2_a over all slots (slots_setting): per slot of a chunk s, R, dR/dd, the
      * embedding's value and tangent, and px, py; two layer buffers (empty when a kernel keeps
@@ -364,18 +367,8 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
 {
     const hmd_cuda_model &g = dp->model;
     int rc = HMD_OK;
-    if (nall > dp->cap_all) {
-        const size_t old = (size_t)dp->cap_all, cap = (size_t)nall + nall / 2 + 16;
-        rc = device_array(dp, &dp->x, 3 * old, 3 * cap);
-        if (!rc) {
-            rc = device_array(dp, &dp->f, 3 * old, 3 * cap);
-        }
-        if (!rc) {
-            rc = device_array(dp, &dp->type, old, cap);
-        }
-        dp->cap_all = rc ? 0 : (int)cap;
-    }
-    if (!rc && nlocal > dp->cap_local) {
+    (void)nall;
+    if (nlocal > dp->cap_local) {
         const size_t old = (size_t)dp->cap_local, cap = (size_t)nlocal + nlocal / 2 + 16;
         const size_t dpa1_dim = dp->dpa1 ? (size_t)dp->dim : 0;
         rc = device_array(dp, &dp->atom_y, old, cap);
@@ -430,9 +423,6 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
                 : device_array(dp, &dp->gamma, 4 * (size_t)dp->cap_slot_rows * g.M,
                                4 * (size_t)dp->cap_rows * g.M);
         dp->cap_slot_rows = rc ? 0 : dp->cap_rows;
-    }
-    if (!rc && !dp->ev) {
-        rc = device_array(dp, &dp->ev, 0, HMD_CUDA_NEV);
     }
     return rc;
 }
@@ -515,8 +505,7 @@ extern "C" int hmd_cuda_device_info(char *buf, size_t len)
     return HMD_OK;
 }
 
-extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_model *m,
-                                  bool mixed)
+int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_model *m, bool mixed)
 {
     *out = NULL;
     int rc = hmd_cuda_device_info(NULL, 0);
@@ -532,7 +521,6 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
     dp->sms = sms;
     dp->slots_path = slots_setting();
     dp->slot_warps = slot_warps_setting();
-    HMD_CUDA_CHECK(cudaStreamCreateWithFlags(&dp->stream, cudaStreamNonBlocking));
     if (cublasCreate(&dp->blas) != CUBLAS_STATUS_SUCCESS) {
         hmd_cuda_dp_destroy(dp);
         return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot create a handle");
@@ -542,7 +530,6 @@ extern "C" int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_
              : hmd_error_set(HMD_ENOMEM, "GPU: no room for the cuBLAS workspace");
     if (!rc) {
         dp->bytes += BLAS_WORKSPACE_BYTES;
-        hmd_blas_set_stream(dp->blas, dp->stream, dp->blas_workspace, BLAS_WORKSPACE_BYTES);
         rc = upload_model(dp, m);
         dp->slots_path = dp->slots_path && !dp->dpa1 && !dp->model.compressed &&
                          (dp->model.type_one_side || m->nfit == m->ntypes);
@@ -599,14 +586,17 @@ int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int 
     return HMD_OK;
 }
 
-struct hmd_cuda_dp_atoms hmd_cuda_dp_device_atoms(struct hmd_cuda_dp *dp)
+int hmd_cuda_dp_bind_stream(struct hmd_cuda_dp *dp, cudaStream_t st)
 {
-    return hmd_cuda_dp_atoms{dp->x, dp->f, dp->ev, dp->type, dp->cap_all};
-}
-
-cudaStream_t hmd_cuda_dp_stream(const struct hmd_cuda_dp *dp)
-{
-    return dp->stream;
+    if (dp->stream != st || !dp->bound) {
+        if (hmd_blas_set_stream(dp->blas, st, dp->blas_workspace, BLAS_WORKSPACE_BYTES) !=
+            CUBLAS_STATUS_SUCCESS) {
+            return hmd_error_set(HMD_ESOFTWARE, "cuBLAS: cannot set the stream");
+        }
+        dp->stream = st;
+        dp->bound = true;
+    }
+    return HMD_OK;
 }
 
 unsigned long hmd_cuda_dp_generation(const struct hmd_cuda_dp *dp)
@@ -614,18 +604,13 @@ unsigned long hmd_cuda_dp_generation(const struct hmd_cuda_dp *dp)
     return dp->generation + (dp->dpa1 ? hmd_cuda_dpa1_generation(dp->dpa1) << 20 : 0);
 }
 
-const double *hmd_cuda_dp_atom_energies(const struct hmd_cuda_dp *dp)
-{
-    return dp->atom_y;
-}
-
-int hmd_cuda_dp_build_list(struct hmd_cuda_dp *dp, int nlocal, int nall, const double lo[3],
-                           const double hi[3], double rlist)
+int hmd_cuda_dp_build_list(struct hmd_cuda_dp *dp, int nlocal, int nall, const double *d_x,
+                           const double lo[3], const double hi[3], double rlist)
 {
     const size_t before = dp->bytes;
     const int cap_before = dp->nl.cap;
-    int rc = hmd_nbr_list_build_cuda(&dp->nl, nlocal, nall, dp->x, lo, hi, rlist, dp->stream,
-                                     &dp->bytes);
+    int rc =
+        hmd_nbr_list_build_cuda(&dp->nl, nlocal, nall, d_x, lo, hi, rlist, dp->stream, &dp->bytes);
     if (dp->bytes != before || dp->nl.cap != cap_before) {
         dp->generation++;
     }
@@ -698,20 +683,20 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
         const int split = slot_warps(dp, rows);
         const unsigned tab_blocks = (unsigned)((rows * split + TAB_WARPS - 1) / TAB_WARPS);
         double *X = dp->fit_buf, *Y = X + (size_t)rows * dp->dim, *work = Y + rows;
-        format_neighbors<<<rows, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
-                                                     dp->nl.count, dp->nl.cap, idx, dp->slots,
-                                                     dp->ev + 10);
+        format_neighbors<<<rows, T, fmt_bytes, st>>>(dp->d_model, dp->io.x, dp->io.type,
+                                                     dp->nl.index, dp->nl.count, dp->nl.cap, idx,
+                                                     dp->slots, dp->io.ev + HMD_FORCE_EV_DROPPED);
         HMD_CUDA_LAUNCHED("format_neighbors");
         if (g.compressed) {
             auto forward = split > 1 ? compressed_forward<A, true> : compressed_forward<A, false>;
             forward<<<tab_blocks, 32 * TAB_WARPS, forward_smem_bytes(g, split), st>>>(
-                dp->d_model, rows, split, dp->x, dp->type, idx, dp->slots, dp->T);
+                dp->d_model, rows, split, dp->io.x, dp->io.type, idx, dp->slots, dp->T);
             HMD_CUDA_LAUNCHED("compressed_forward");
-            pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
+            pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->io.type, idx, dp->slots, dp->T, X);
             HMD_CUDA_LAUNCHED("pad_and_D");
         } else {
-            descriptor_forward<A><<<rows, T, fwd_bytes, st>>>(dp->d_model, dp->x, dp->type, idx,
-                                                              dp->slots, dp->T, X);
+            descriptor_forward<A><<<rows, T, fwd_bytes, st>>>(dp->d_model, dp->io.x, dp->io.type,
+                                                              idx, dp->slots, dp->T, X);
             HMD_CUDA_LAUNCHED("descriptor_forward");
         }
         int rc = fitting_of_chunk(dp, c0, rows, X, Y, work);
@@ -726,12 +711,13 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
                                                         gamma_bytes > 0);
             HMD_CUDA_LAUNCHED("gamma_from_dD");
             compressed_backward<A><<<tab_blocks, 32 * TAB_WARPS, backward_smem_bytes(g), st>>>(
-                dp->d_model, rows, split, ncount, dp->x, dp->type, idx, dp->slots, dp->gamma, dp->f,
-                dp->ev);
+                dp->d_model, rows, split, ncount, dp->io.x, dp->io.type, idx, dp->slots, dp->gamma,
+                dp->io.f, dp->io.ev);
             HMD_CUDA_LAUNCHED("compressed_backward");
         } else {
-            descriptor_backward<A><<<rows, T, bwd_bytes, st>>>(
-                dp->d_model, ncount, dp->x, dp->type, idx, dp->slots, dp->T, X, dp->f, dp->ev);
+            descriptor_backward<A><<<rows, T, bwd_bytes, st>>>(dp->d_model, ncount, dp->io.x,
+                                                               dp->io.type, idx, dp->slots, dp->T,
+                                                               X, dp->io.f, dp->io.ev);
             HMD_CUDA_LAUNCHED("descriptor_backward");
         }
     }
@@ -820,13 +806,13 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
             const size_t nslots = (size_t)rows * g.nnei;
             double *X = dp->fit_buf, *Y = X + (size_t)rows * dp->dim, *work = Y + rows;
             double *px = dp->slot_pxy, *py = px + 4 * nslots;
-            format_neighbors<<<rows, T, fmt_bytes, st>>>(dp->d_model, dp->x, dp->type, dp->nl.index,
-                                                         dp->nl.count, dp->nl.cap, idx, dp->slots,
-                                                         dp->ev + 10);
+            format_neighbors<<<rows, T, fmt_bytes, st>>>(
+                dp->d_model, dp->io.x, dp->io.type, dp->nl.index, dp->nl.count, dp->nl.cap, idx,
+                dp->slots, dp->io.ev + HMD_FORCE_EV_DROPPED);
             HMD_CUDA_LAUNCHED("format_neighbors");
-            slots_env<<<blocks_for(nslots, 256), 256, 0, st>>>(dp->d_model, rows, dp->x, dp->type,
-                                                               idx, dp->slots, dp->slot_s,
-                                                               dp->slot_R, dp->slot_jac);
+            slots_env<<<blocks_for(nslots, 256), 256, 0, st>>>(
+                dp->d_model, rows, dp->io.x, dp->io.type, idx, dp->slots, dp->slot_s, dp->slot_R,
+                dp->slot_jac);
             HMD_CUDA_LAUNCHED("slots_env");
             for (int tau = 0; tau < g.ntypes && !rc; tau++) {
                 const int off = g.sel_offset[tau];
@@ -840,7 +826,7 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
             slots_T<<<rows, slots_T_threads(g), T_bytes, st>>>(dp->d_model, rows, dp->slot_R,
                                                                dp->slot_G, dp->T, T_bytes > 0);
             HMD_CUDA_LAUNCHED("slots_T");
-            pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->type, idx, dp->slots, dp->T, X);
+            pad_and_D<<<rows, T, 0, st>>>(dp->d_model, dp->io.type, idx, dp->slots, dp->T, X);
             HMD_CUDA_LAUNCHED("pad_and_D");
             rc = fitting(dp, k, rows, X, Y, work);
             if (rc) {
@@ -856,8 +842,8 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
                 dp->d_model, rows, dp->gamma, dp->slot_G, px, py);
             HMD_CUDA_LAUNCHED("slots_pxy");
             slots_forces<<<blocks_for(nslots, 256), 256, 0, st>>>(
-                dp->d_model, rows, ncount, dp->x, dp->type, idx, dp->slots, dp->slot_R,
-                dp->slot_jac, px, py, dp->f, dp->ev);
+                dp->d_model, rows, ncount, dp->io.x, dp->io.type, idx, dp->slots, dp->slot_R,
+                dp->slot_jac, px, py, dp->io.f, dp->io.ev);
             HMD_CUDA_LAUNCHED("slots_forces");
         }
     }
@@ -870,8 +856,8 @@ int evaluate_dpa1(hmd_cuda_dp *dp, int nlocal, int ncount)
 {
     const hmd_dp_model *m = dp->host;
     cudaStream_t st = dp->stream;
-    int rc = hmd_cuda_dpa1_forward(dp->dpa1, st, dp->blas, nlocal, dp->cap_all, dp->x, dp->type,
-                                   dp->type0, &dp->nl, dp->D, dp->ev + 10);
+    int rc = hmd_cuda_dpa1_forward(dp->dpa1, st, dp->blas, nlocal, dp->nall, dp->io.x, dp->io.type,
+                                   dp->type0, &dp->nl, dp->D, dp->io.ev + HMD_FORCE_EV_DROPPED);
     if (rc) {
         return rc;
     }
@@ -897,18 +883,19 @@ int evaluate_dpa1(hmd_cuda_dp *dp, int nlocal, int ncount)
                                                                         dp->atom_y, true);
         HMD_CUDA_LAUNCHED("gather_rows");
     }
-    return hmd_cuda_dpa1_backward(dp->dpa1, st, dp->blas, nlocal, dp->cap_all, ncount, dp->x,
-                                  dp->type, dp->dD, dp->f, dp->ev);
+    return hmd_cuda_dpa1_backward(dp->dpa1, st, dp->blas, nlocal, dp->nall, ncount, dp->io.x,
+                                  dp->io.type, dp->dD, dp->io.f, dp->io.ev);
 }
 
 } // namespace
 
-int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount)
+int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, const hmd_cuda_dp_io *io, int nlocal, int nall,
+                         int ncount)
 {
     cudaStream_t st = dp->stream;
+    dp->io = *io;
+    dp->nall = nall;
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->atom_y, 0, sizeof(double) * nlocal, st));
-    HMD_CUDA_CHECK(cudaMemsetAsync(dp->f, 0, sizeof(double) * 3 * dp->cap_all, st));
-    HMD_CUDA_CHECK(cudaMemsetAsync(dp->ev, 0, sizeof(double) * HMD_CUDA_NEV, st));
     int rc = HMD_OK;
     if (nlocal > 0) {
         rc = dp->dpa1         ? evaluate_dpa1(dp, nlocal, ncount)
@@ -917,60 +904,22 @@ int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, int nlocal, int ncount)
              : dp->mixed      ? evaluate_se<float>(dp, ncount)
                               : evaluate_se<double>(dp, ncount);
     }
-    if (rc) {
-        return rc;
-    }
-    atomic_energies<<<1, 256, 0, st>>>(dp->d_model, nlocal, ncount, dp->type, dp->atom_y,
-                                       dp->ev + 9);
-    HMD_CUDA_LAUNCHED("atomic_energies");
-    return HMD_OK;
-}
-
-extern "C" int hmd_cuda_dp_compute(struct hmd_cuda_dp *dp, int nlocal, int nall, const double *x,
-                                   const int *type, int type0, double rlist,
-                                   struct hmd_dp_output *out)
-{
-    if (out->atom_virial) {
-        return hmd_error_set(HMD_ENOTSUP, "backend = cuda: atomic virials");
-    }
-    int rc = hmd_cuda_dp_prepare(dp, nlocal, nall, type, type0);
-    if (rc) {
-        return rc;
-    }
-    cudaStream_t st = dp->stream;
-    HMD_CUDA_CHECK(
-        cudaMemcpyAsync(dp->x, x, sizeof(double) * 3 * nall, cudaMemcpyHostToDevice, st));
-    HMD_CUDA_CHECK(cudaMemcpyAsync(dp->type, type, sizeof(int) * nall, cudaMemcpyHostToDevice, st));
-    double lo[3], hi[3];
-    hmd_cuda_bounds(nall, x, lo, hi);
-    rc = hmd_cuda_dp_build_list(dp, nlocal, nall, lo, hi, rlist);
     if (!rc) {
-        rc = hmd_cuda_dp_evaluate(dp, nlocal, out->ncount > 0 ? out->ncount : nlocal);
+        atomic_energies<<<1, 256, 0, st>>>(dp->d_model, nlocal, ncount, io->type, dp->atom_y,
+                                           io->ev + HMD_FORCE_EV_ENERGY, io->terms,
+                                           io->atom_energy);
+        HMD_CUDA_LAUNCHED("atomic_energies");
     }
-    if (rc) {
-        return rc;
-    }
-    double ev[HMD_CUDA_NEV];
-    HMD_CUDA_CHECK(
-        cudaMemcpyAsync(out->force, dp->f, sizeof(double) * 3 * nall, cudaMemcpyDeviceToHost, st));
-    HMD_CUDA_CHECK(cudaMemcpyAsync(ev, dp->ev, sizeof ev, cudaMemcpyDeviceToHost, st));
-    if (out->atom_energy) {
-        HMD_CUDA_CHECK(cudaMemcpyAsync(out->atom_energy, dp->atom_y, sizeof(double) * nlocal,
-                                       cudaMemcpyDeviceToHost, st));
-    }
-    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
-    memcpy(out->virial, ev, sizeof out->virial);
-    out->energy = ev[9];
-    out->dropped = (long)ev[10];
-    return HMD_OK;
+    dp->io = hmd_cuda_dp_io{};
+    return rc;
 }
 
-extern "C" size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp)
+size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp)
 {
     return dp ? dp->bytes + dp->weights.bytes + hmd_cuda_dpa1_device_bytes(dp->dpa1) : 0;
 }
 
-extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
+void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
 {
     if (!dp) {
         return;
@@ -978,9 +927,8 @@ extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
     hmd_nbr_list_free_cuda(&dp->nl);
     hmd_cuda_dpa1_destroy(dp->dpa1);
     hmd_cuda_weights_free(&dp->weights);
-    void *arrays[] = {dp->x,        dp->f,      dp->T,        dp->D,
-                      dp->dD,       dp->ev,     dp->atom_y,   dp->fit_buf,
-                      dp->type,     dp->slots,  dp->order,    dp->blas_workspace,
+    void *arrays[] = {dp->T,        dp->D,      dp->dD,       dp->atom_y,
+                      dp->fit_buf,  dp->slots,  dp->order,    dp->blas_workspace,
                       dp->slot_s,   dp->slot_R, dp->slot_jac, dp->slot_G,
                       dp->slot_pxy, dp->emb_a,  dp->emb_b,    dp->gamma};
     for (void *p : arrays) {
@@ -988,9 +936,6 @@ extern "C" void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp)
     }
     if (dp->blas) {
         cublasDestroy(dp->blas);
-    }
-    if (dp->stream) {
-        cudaStreamDestroy(dp->stream);
     }
     delete dp;
 }

@@ -1,4 +1,4 @@
-#include "comm/collect.h"
+#include "dd/collect.h"
 
 #include <stdlib.h>
 #include <string.h>

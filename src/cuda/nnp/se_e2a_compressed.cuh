@@ -4,8 +4,8 @@
 #ifndef HMD_CUDA_SE_E2A_COMPRESSED_CUH
 #define HMD_CUDA_SE_E2A_COMPRESSED_CUH
 
-#include "cuda/se_e2a_centre.cuh"
-#include "cuda/warp_sum8.cuh"
+#include "cuda/nnp/se_e2a_centre.cuh"
+#include "cuda/nnp/warp_sum8.cuh"
 
 namespace
 {

@@ -40,13 +40,13 @@
  * differentiated in reverse mode (the CPU uses the forward tangent; same derivative). Forces are
  * summed with atomics, so their last bits depend on the scheduling.
  */
-#include "cuda/dpa1_eval.cuh"
+#include "cuda/nnp/dpa1_eval.cuh"
 
-#include "cuda/blas.cuh"
-#include "cuda/dpa1_backward.cuh"
-#include "cuda/dpa1_forward.cuh"
-#include "cuda/live_rows.cuh"
-#include "cuda/tf32x3.cuh"
+#include "cuda/nnp/blas.cuh"
+#include "cuda/nnp/dpa1_backward.cuh"
+#include "cuda/nnp/dpa1_forward.cuh"
+#include "cuda/nnp/live_rows.cuh"
+#include "cuda/nnp/tf32x3.cuh"
 
 #include <algorithm>
 #include <type_traits>

@@ -1,9 +1,10 @@
-/* The MD step resident on the GPU (one rank): positions, velocities, forces, types, neighbour
- * list and the model live on the device; a step that keeps its neighbour list is one CUDA
- * graph (first half step, ghosts from their owners, Deep Potential, ghost forces onto owners,
- * second half step, thermostat, centre-of-mass motion, predicted displacement). Twins of
- * md/integrate.c and md/thermostat.c, with the same random numbers (core/rng_draw.h,
- * md/vrescale_draw.h); sums run in a fixed order. */
+/* The MD step resident on the GPU (cuda_api.h hmd_cuda_md): the atoms are the state's
+ * (cuda/md/state.cu), forces come from device providers, ghosts from a device halo transport; a
+ * step that keeps its neighbour list is one CUDA graph (first half step, forward halo, forces
+ * cleared once and added by every provider, reverse halo, second half step, thermostat,
+ * centre-of-mass motion, predicted displacement). Twins of md/integrate.c and
+ * md/thermostat.c, with the same random numbers (core/rng_draw.h, core/vrescale_draw.h); sums
+ * run in a fixed order. */
 #include "cuda/cuda_internal.cuh"
 
 #include "cuda/cuda_api.h"
@@ -16,7 +17,7 @@ extern "C" {
 #include "core/units.h"
 }
 #include "core/rng_draw.h"
-#include "md/vrescale_draw.h"
+#include "core/vrescale_draw.h"
 
 namespace
 {
@@ -63,25 +64,6 @@ __global__ void second_half(int n, const double *k, const double *f, double *v)
     const int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e < 3 * n) {
         v[e] += k[e / 3] * f[e];
-    }
-}
-
-__global__ void forward_ghosts(int nlocal, const int *nghost, const int *src, const double *shift,
-                               double *x)
-{
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e < 3 * *nghost) {
-        const int g = e / 3, d = e % 3;
-        x[3 * nlocal + e] = x[3 * src[g] + d] + shift[e];
-    }
-}
-
-__global__ void reverse_ghosts(int nlocal, const int *nghost, const int *src, double *f)
-{
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e < 3 * *nghost) {
-        const int g = e / 3, d = e % 3;
-        atomicAdd(&f[3 * src[g] + d], f[3 * nlocal + e]);
     }
 }
 
@@ -222,26 +204,30 @@ __global__ void predict_displacement(int n, double dt, const double *k, const do
 }
 
 } // namespace
-
 struct hmd_cuda_md {
-    hmd_cuda_dp *dp; /* borrowed */
+    hmd_cuda_state *state;         /* borrowed */
+    hmd_force_provider *providers; /* borrowed [nproviders] */
+    int nproviders;
+    hmd_halo_transport *halo; /* borrowed */
     hmd_cuda_md_config c;
-    int nlocal, cap_ghost;
-    double *v, *k, *mass, *x_build, *scal, *part;
-    long long *id, *step;
-    int *nghost, *ghost_src;
-    double *ghost_shift;
-    double *pinned; /* host copy of the scalars */
+    int nlocal, cap_local;
+    int term_offset[HMD_CUDA_MAX_TERMS + 1]; /* provider k's energy terms in ev + HMD_FORCE_NEV */
+    int nterms;
+    double *k, *x_build;      /* [cap_local] dt/2m, [cap_local][3] positions at the list */
+    double *scal, *part, *ev; /* scalars, reduction partials, energies (device) */
+    double *pinned;           /* host copy of the scalars and energies */
+    hmd_box box;              /* the cell of the forward halo */
     size_t bytes;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     cudaEvent_t forces_begin, forces_end; /* a list step's forces and second half */
-    unsigned long graph_generation;       /* dp generation + ghost reallocations it was made for */
-    unsigned long ghost_generation;
+    std::vector<unsigned long> graph_key; /* the generations and counts it was made for */
 };
 
 namespace
 {
+
+constexpr int PINNED = S_NSCALAR + HMD_FORCE_NEV + HMD_CUDA_MAX_TERMS;
 
 template <typename T> int alloc(hmd_cuda_md *md, T **p, size_t n)
 {
@@ -250,13 +236,18 @@ template <typename T> int alloc(hmd_cuda_md *md, T **p, size_t n)
     return HMD_OK;
 }
 
+cudaStream_t stream_of(const hmd_cuda_md *md)
+{
+    return (cudaStream_t)hmd_cuda_state_atoms(md->state).stream;
+}
+
 /* Queues predict_displacement over the home atoms, from their positions, velocities and forces
  * after a second half step (or after the first evaluation). */
 int launch_predict(hmd_cuda_md *md)
 {
-    const hmd_cuda_dp_atoms a = hmd_cuda_dp_device_atoms(md->dp);
-    predict_displacement<<<blocks(md->nlocal), THREADS, 0, hmd_cuda_dp_stream(md->dp)>>>(
-        md->nlocal, md->c.dt, md->k, a.f, md->v, a.x, md->x_build, md->scal);
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+    predict_displacement<<<blocks(md->nlocal), THREADS, 0, stream_of(md)>>>(
+        md->nlocal, md->c.dt, md->k, a.f, a.v, a.x, md->x_build, md->scal);
     HMD_CUDA_LAUNCHED("predict_displacement");
     return HMD_OK;
 }
@@ -265,41 +256,41 @@ int launch_predict(hmd_cuda_md *md)
 int launch_second_half(hmd_cuda_md *md)
 {
     const hmd_cuda_md_config &c = md->c;
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
     const int n = md->nlocal;
-    cudaStream_t st = hmd_cuda_dp_stream(md->dp);
-    const double *f = hmd_cuda_dp_device_atoms(md->dp).f;
-    second_half<<<blocks(3 * n), THREADS, 0, st>>>(n, md->k, f, md->v);
+    cudaStream_t st = stream_of(md);
+    second_half<<<blocks(3 * n), THREADS, 0, st>>>(n, md->k, a.f, a.v);
     HMD_CUDA_LAUNCHED("second_half");
     const unsigned np = parts(n);
     if (c.tcoupl == HMD_CUDA_TCOUPL_VRESCALE || c.tcoupl == HMD_CUDA_TCOUPL_LANGEVIN) {
         const bool vr = c.tcoupl == HMD_CUDA_TCOUPL_VRESCALE;
         const double kin_ref = 0.5 * c.ndof * HMD_BOLTZMANN * c.ref_t;
         const double c1 = exp(-c.dt / c.tau_t);
-        partial_sums<<<np, THREADS, 0, st>>>(n, 0, md->mass, md->v, md->part);
+        partial_sums<<<np, THREADS, 0, st>>>(n, 0, a.mass, a.v, md->part);
         HMD_CUDA_LAUNCHED("partial_sums");
         kinetic_and_vrescale<<<1, 1, 0, st>>>(md->part, (int)np, vr, kin_ref, c.ndof, c1, c.seed,
-                                              md->step, md->scal);
+                                              a.step, md->scal);
         HMD_CUDA_LAUNCHED("kinetic_and_vrescale");
         if (vr) {
-            scale_velocities<<<blocks(3 * n), THREADS, 0, st>>>(n, md->scal, md->v);
+            scale_velocities<<<blocks(3 * n), THREADS, 0, st>>>(n, md->scal, a.v);
             HMD_CUDA_LAUNCHED("scale_velocities");
         } else {
             langevin<<<blocks(n), THREADS, 0, st>>>(n, c1, sqrt(1.0 - c1 * c1),
-                                                    HMD_BOLTZMANN * c.ref_t, c.seed, md->step,
-                                                    md->id, md->mass, md->v);
+                                                    HMD_BOLTZMANN * c.ref_t, c.seed, a.step, a.id,
+                                                    a.mass, a.v);
             HMD_CUDA_LAUNCHED("langevin");
-            partial_sums<<<np, THREADS, 0, st>>>(n, 0, md->mass, md->v, md->part);
+            partial_sums<<<np, THREADS, 0, st>>>(n, 0, a.mass, a.v, md->part);
             HMD_CUDA_LAUNCHED("partial_sums");
             langevin_work<<<1, 1, 0, st>>>(md->part, (int)np, md->scal);
             HMD_CUDA_LAUNCHED("langevin_work");
         }
     }
     if (c.nstcomm > 0) {
-        partial_sums<<<np, THREADS, 0, st>>>(n, 1, md->mass, md->v, md->part);
+        partial_sums<<<np, THREADS, 0, st>>>(n, 1, a.mass, a.v, md->part);
         HMD_CUDA_LAUNCHED("partial_sums");
-        com_velocity<<<1, 1, 0, st>>>(md->part, (int)np, c.nstcomm, md->step, md->scal);
+        com_velocity<<<1, 1, 0, st>>>(md->part, (int)np, c.nstcomm, a.step, md->scal);
         HMD_CUDA_LAUNCHED("com_velocity");
-        remove_com<<<blocks(3 * n), THREADS, 0, st>>>(n, md->scal, md->v);
+        remove_com<<<blocks(3 * n), THREADS, 0, st>>>(n, md->scal, a.v);
         HMD_CUDA_LAUNCHED("remove_com");
     }
     return launch_predict(md);
@@ -307,48 +298,71 @@ int launch_second_half(hmd_cuda_md *md)
 
 int launch_first_half(hmd_cuda_md *md)
 {
-    cudaStream_t st = hmd_cuda_dp_stream(md->dp);
-    const hmd_cuda_dp_atoms a = hmd_cuda_dp_device_atoms(md->dp);
-    advance_step<<<1, 1, 0, st>>>(md->step);
+    cudaStream_t st = stream_of(md);
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+    advance_step<<<1, 1, 0, st>>>(a.step);
     HMD_CUDA_LAUNCHED("advance_step");
-    first_half<<<blocks(3 * md->nlocal), THREADS, 0, st>>>(md->nlocal, md->c.dt, md->k, a.f, md->v,
+    first_half<<<blocks(3 * md->nlocal), THREADS, 0, st>>>(md->nlocal, md->c.dt, md->k, a.f, a.v,
                                                            a.x);
     HMD_CUDA_LAUNCHED("first_half");
     return HMD_OK;
 }
 
-/* Deep Potential and the ghost forces folded onto their owners. */
+/* The providers' io over the state. */
+hmd_force_io device_io(const hmd_cuda_md *md, int k)
+{
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+    hmd_force_io io = {};
+    io.nlocal = a.nlocal;
+    io.nall = a.nall;
+    io.ncount = a.nlocal;
+    io.x = a.x;
+    io.type = a.type;
+    io.id = (const int64_t *)a.id;
+    io.box = &md->box;
+    io.f = a.f;
+    io.ev = md->ev;
+    io.terms = md->ev + HMD_FORCE_NEV + md->term_offset[k];
+    io.stream = a.stream;
+    return io;
+}
+
+/* Forces cleared once, every provider adds, ghost forces folded onto their owners. */
 int launch_forces(hmd_cuda_md *md)
 {
-    cudaStream_t st = hmd_cuda_dp_stream(md->dp);
-    int rc = hmd_cuda_dp_evaluate(md->dp, md->nlocal, md->nlocal);
-    if (!rc) {
-        const hmd_cuda_dp_atoms a = hmd_cuda_dp_device_atoms(md->dp);
-        reverse_ghosts<<<blocks(3 * (size_t)md->cap_ghost), THREADS, 0, st>>>(
-            md->nlocal, md->nghost, md->ghost_src, a.f);
-        HMD_CUDA_LAUNCHED("reverse_ghosts");
+    cudaStream_t st = stream_of(md);
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+    /* over the capacity, so that the recorded size stays right while the arrays stay */
+    HMD_CUDA_CHECK(cudaMemsetAsync(a.f, 0, sizeof(double) * 3 * a.cap_all, st));
+    HMD_CUDA_CHECK(cudaMemsetAsync(md->ev, 0, sizeof(double) * (HMD_FORCE_NEV + md->nterms), st));
+    int rc = HMD_OK;
+    for (int k = 0; k < md->nproviders && !rc; k++) {
+        const hmd_force_io io = device_io(md, k);
+        rc = hmd_force_provider_compute(&md->providers[k], &io);
     }
-    return rc;
+    return rc ? rc : hmd_halo_transport_reverse(md->halo, a.f, 3, a.stream);
 }
 
 /* The whole step of a kept list, as recorded in the graph. */
 int launch_step(hmd_cuda_md *md)
 {
-    cudaStream_t st = hmd_cuda_dp_stream(md->dp);
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
     int rc = launch_first_half(md);
-    if (!rc) {
-        const hmd_cuda_dp_atoms a = hmd_cuda_dp_device_atoms(md->dp);
-        forward_ghosts<<<blocks(3 * (size_t)md->cap_ghost), THREADS, 0, st>>>(
-            md->nlocal, md->nghost, md->ghost_src, md->ghost_shift, a.x);
-        HMD_CUDA_LAUNCHED("forward_ghosts");
-        rc = launch_forces(md);
-    }
+    rc = rc ? rc : hmd_halo_transport_forward(md->halo, a.x, &md->box, a.stream);
+    rc = rc ? rc : launch_forces(md);
     return rc ? rc : launch_second_half(md);
 }
 
-unsigned long generation(const hmd_cuda_md *md)
+/* What a recorded graph depends on: where the arrays are and the home atoms' count. */
+std::vector<unsigned long> graph_key(const hmd_cuda_md *md)
 {
-    return hmd_cuda_dp_generation(md->dp) * 65599ul + md->ghost_generation;
+    std::vector<unsigned long> key = {hmd_cuda_state_generation(md->state),
+                                      hmd_halo_transport_generation(md->halo),
+                                      (unsigned long)md->nlocal};
+    for (int k = 0; k < md->nproviders; k++) {
+        key.push_back(hmd_force_provider_generation(&md->providers[k]));
+    }
+    return key;
 }
 
 void drop_graph(hmd_cuda_md *md)
@@ -367,7 +381,7 @@ void drop_graph(hmd_cuda_md *md)
 int make_graph(hmd_cuda_md *md)
 {
     drop_graph(md);
-    cudaStream_t st = hmd_cuda_dp_stream(md->dp);
+    cudaStream_t st = stream_of(md);
     HMD_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     const int rc = launch_step(md);
     cudaGraph_t g = NULL;
@@ -381,111 +395,123 @@ int make_graph(hmd_cuda_md *md)
     HMD_CUDA_CHECK(end);
     md->graph = g;
     HMD_CUDA_CHECK(cudaGraphInstantiate(&md->exec, g, 0));
-    md->graph_generation = generation(md);
+    md->graph_key = graph_key(md);
     return HMD_OK;
+}
+
+/* Room for the home atoms' step arrays. */
+int reserve_local(hmd_cuda_md *md, int nlocal)
+{
+    if (nlocal <= md->cap_local && md->k) {
+        return HMD_OK;
+    }
+    cudaFree(md->k);
+    cudaFree(md->x_build);
+    md->bytes -= (size_t)md->cap_local * 4 * sizeof(double);
+    md->k = md->x_build = NULL;
+    md->cap_local = 0;
+    const int cap = nlocal + nlocal / 2 + 16;
+    int rc = alloc(md, &md->k, cap);
+    rc = rc ? rc : alloc(md, &md->x_build, 3 * (size_t)cap);
+    md->cap_local = rc ? 0 : cap;
+    return rc;
 }
 
 } // namespace
 
-extern "C" int hmd_cuda_md_create(struct hmd_cuda_md **out, struct hmd_cuda_dp *dp,
-                                  const struct hmd_cuda_md_config *c, const double *mass,
-                                  const int64_t *id, const double *v)
+extern "C" int hmd_cuda_md_create(struct hmd_cuda_md **out, struct hmd_cuda_state *state,
+                                  struct hmd_force_provider *providers, int n,
+                                  struct hmd_halo_transport *halo,
+                                  const struct hmd_cuda_md_config *c)
 {
     hmd_cuda_md *md = new hmd_cuda_md();
     *out = md;
-    md->dp = dp;
+    md->state = state;
+    md->providers = providers;
+    md->nproviders = n;
+    md->halo = halo;
     md->c = *c;
-    const int n = c->nlocal;
-    md->nlocal = n;
-    std::vector<double> k(n);
-    for (int i = 0; i < n; i++) {
-        k[i] = 0.5 * c->dt / (mass[i] * HMD_MVV2E); /* as integrate.c */
+    for (int k = 0; k < n; k++) {
+        const char *names[HMD_FORCE_MAX_TERMS];
+        md->term_offset[k] = md->nterms;
+        md->nterms += hmd_force_provider_terms(&providers[k], names);
+        if (!hmd_force_provider_on_device(&providers[k]) || md->nterms > HMD_CUDA_MAX_TERMS) {
+            return hmd_error_set(HMD_ENOTSUP,
+                                 "the device step: %s is not a device provider, or "
+                                 "more than %d energy terms",
+                                 hmd_force_provider_name(&providers[k]), HMD_CUDA_MAX_TERMS);
+        }
     }
-    int rc = alloc(md, &md->v, 3 * (size_t)n);
-    rc = rc ? rc : alloc(md, &md->k, n);
-    rc = rc ? rc : alloc(md, &md->mass, n);
-    rc = rc ? rc : alloc(md, &md->x_build, 3 * (size_t)n);
-    rc = rc ? rc : alloc(md, &md->scal, S_NSCALAR);
+    md->term_offset[n] = md->nterms;
+    int rc = alloc(md, &md->scal, S_NSCALAR);
     rc = rc ? rc : alloc(md, &md->part, 4 * (size_t)MAX_PARTS);
-    rc = rc ? rc : alloc(md, &md->id, n);
-    rc = rc ? rc : alloc(md, &md->step, 1);
-    rc = rc ? rc : alloc(md, &md->nghost, 1);
+    rc = rc ? rc : alloc(md, &md->ev, HMD_FORCE_NEV + HMD_CUDA_MAX_TERMS);
     if (rc) {
         return rc;
     }
-    HMD_CUDA_CHECK(cudaMallocHost((void **)&md->pinned, sizeof(double) * 16));
+    HMD_CUDA_CHECK(cudaMallocHost((void **)&md->pinned, sizeof(double) * PINNED));
     HMD_CUDA_CHECK(cudaEventCreate(&md->forces_begin));
     HMD_CUDA_CHECK(cudaEventCreate(&md->forces_end));
-    static_assert(sizeof(long long) == sizeof(int64_t), "ids are 64-bit");
-    HMD_CUDA_CHECK(cudaMemcpy(md->v, v, sizeof(double) * 3 * n, cudaMemcpyHostToDevice));
-    HMD_CUDA_CHECK(cudaMemcpy(md->k, k.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
-    HMD_CUDA_CHECK(cudaMemcpy(md->mass, mass, sizeof(double) * n, cudaMemcpyHostToDevice));
-    HMD_CUDA_CHECK(cudaMemcpy(md->id, id, sizeof(int64_t) * n, cudaMemcpyHostToDevice));
     HMD_CUDA_CHECK(cudaMemset(md->scal, 0, sizeof(double) * S_NSCALAR));
+    HMD_CUDA_CHECK(cudaMemset(md->ev, 0, sizeof(double) * (HMD_FORCE_NEV + HMD_CUDA_MAX_TERMS)));
     HMD_CUDA_CHECK(
         cudaMemcpy(md->scal + S_WORK, &c->thermostat_work, sizeof(double), cudaMemcpyHostToDevice));
-    HMD_CUDA_CHECK(cudaMemcpy(md->step, &c->first_step, sizeof(long long), cudaMemcpyHostToDevice));
-    HMD_CUDA_CHECK(cudaMemset(md->nghost, 0, sizeof(int)));
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(state);
+    HMD_CUDA_CHECK(cudaMemcpy(a.step, &c->first_step, sizeof(long long), cudaMemcpyHostToDevice));
     return HMD_OK;
 }
 
-extern "C" int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, double *x_home, double *max_disp)
+extern "C" int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, struct hmd_atoms *a,
+                                           double *max_disp)
 {
-    cudaStream_t st = hmd_cuda_dp_stream(md->dp);
+    cudaStream_t st = stream_of(md);
     int rc = launch_first_half(md);
     if (rc) {
         return rc;
     }
-    const hmd_cuda_dp_atoms a = hmd_cuda_dp_device_atoms(md->dp);
-    HMD_CUDA_CHECK(
-        cudaMemcpyAsync(x_home, a.x, sizeof(double) * 3 * md->nlocal, cudaMemcpyDeviceToHost, st));
     HMD_CUDA_CHECK(cudaMemcpyAsync(md->pinned, md->scal, sizeof(double) * S_NSCALAR,
                                    cudaMemcpyDeviceToHost, st));
-    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    /* what migration moves and the device changed */
+    rc = hmd_cuda_state_download(md->state, a,
+                                 HMD_FIELD_BIT(HMD_FIELD_X) | HMD_FIELD_BIT(HMD_FIELD_V));
     *max_disp = sqrt(md->pinned[S_MAXD2]);
-    return HMD_OK;
+    return rc;
 }
 
-extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, const double *x,
-                                            const int *type, const int *ghost_src,
-                                            const double *ghost_shift, double rlist, bool initial,
+extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct hmd_atoms *a,
+                                            const struct hmd_halo_plan *plan,
+                                            const struct hmd_box *box, bool initial,
                                             double *forces_s)
 {
-    const int nlocal = md->nlocal, nghost = nall - nlocal;
-    cudaStream_t st = hmd_cuda_dp_stream(md->dp);
-    int rc = hmd_cuda_dp_prepare(md->dp, nlocal, nall, type, md->c.type0);
-    if (!rc && nghost > md->cap_ghost) {
-        const int cap = nghost + nghost / 2 + 16;
-        cudaFree(md->ghost_src);
-        cudaFree(md->ghost_shift);
-        md->bytes -= (size_t)md->cap_ghost * (sizeof(int) + 3 * sizeof(double));
-        md->ghost_src = NULL;
-        md->ghost_shift = NULL;
-        md->cap_ghost = 0;
-        rc = alloc(md, &md->ghost_src, cap);
-        rc = rc ? rc : alloc(md, &md->ghost_shift, 3 * (size_t)cap);
-        md->cap_ghost = rc ? 0 : cap;
-        md->ghost_generation++;
-    }
+    const int nlocal = a->nlocal, nall = hmd_atoms_nall(a);
+    md->box = *box;
+    int rc = hmd_cuda_state_reserve(md->state, nlocal, nall);
+    rc = rc ? rc : reserve_local(md, nlocal);
+    const unsigned fields = HMD_FIELD_BIT(HMD_FIELD_X) | HMD_FIELD_BIT(HMD_FIELD_V) |
+                            HMD_FIELD_BIT(HMD_FIELD_MASS) | HMD_FIELD_BIT(HMD_FIELD_TYPE) |
+                            HMD_FIELD_BIT(HMD_FIELD_ID);
+    rc = rc ? rc : hmd_cuda_state_upload(md->state, a, fields);
     if (rc) {
         return rc;
     }
-    const hmd_cuda_dp_atoms a = hmd_cuda_dp_device_atoms(md->dp);
-    HMD_CUDA_CHECK(cudaMemcpyAsync(a.x, x, sizeof(double) * 3 * nall, cudaMemcpyHostToDevice, st));
-    HMD_CUDA_CHECK(cudaMemcpyAsync(a.type, type, sizeof(int) * nall, cudaMemcpyHostToDevice, st));
-    HMD_CUDA_CHECK(cudaMemcpyAsync(md->nghost, &nghost, sizeof(int), cudaMemcpyHostToDevice, st));
-    if (nghost > 0) {
-        HMD_CUDA_CHECK(cudaMemcpyAsync(md->ghost_src, ghost_src, sizeof(int) * nghost,
-                                       cudaMemcpyHostToDevice, st));
-        HMD_CUDA_CHECK(cudaMemcpyAsync(md->ghost_shift, ghost_shift, sizeof(double) * 3 * nghost,
-                                       cudaMemcpyHostToDevice, st));
+    md->nlocal = nlocal;
+    const hmd_cuda_atoms d = hmd_cuda_state_atoms(md->state);
+    cudaStream_t st = (cudaStream_t)d.stream;
+    std::vector<double> k(nlocal + 1);
+    for (int i = 0; i < nlocal; i++) {
+        k[i] = 0.5 * md->c.dt / (a->mass[i] * HMD_MVV2E); /* as integrate.c */
     }
     HMD_CUDA_CHECK(
-        cudaMemcpyAsync(md->x_build, x, sizeof(double) * 3 * nlocal, cudaMemcpyHostToDevice, st));
+        cudaMemcpyAsync(md->k, k.data(), sizeof(double) * nlocal, cudaMemcpyHostToDevice, st));
+    HMD_CUDA_CHECK(cudaMemcpyAsync(md->x_build, a->x, sizeof(double) * 3 * nlocal,
+                                   cudaMemcpyHostToDevice, st));
     HMD_CUDA_CHECK(cudaMemsetAsync(md->scal + S_MAXD2, 0, sizeof(double), st));
-    double lo[3], hi[3];
-    hmd_cuda_bounds(nall, x, lo, hi);
-    rc = hmd_cuda_dp_build_list(md->dp, nlocal, nall, lo, hi, rlist);
+    const hmd_halo_arrays arrays = {plan, nall, d.x, d.f};
+    rc = hmd_halo_transport_setup(md->halo, &arrays);
+    for (int p = 0; p < md->nproviders && !rc; p++) {
+        const hmd_force_io io = device_io(md, p);
+        rc = hmd_force_provider_prepare(&md->providers[p], &io);
+    }
     if (!rc && forces_s) {
         HMD_CUDA_CHECK(cudaEventRecord(md->forces_begin, st));
     }
@@ -496,8 +522,7 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, co
     if (!rc && forces_s) {
         HMD_CUDA_CHECK(cudaEventRecord(md->forces_end, st));
     }
-    /* the host arrays are the caller's again when this returns */
-    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    HMD_CUDA_CHECK(cudaStreamSynchronize(st)); /* `k` goes out of scope */
     if (!rc && forces_s) {
         float ms = 0.0f;
         HMD_CUDA_CHECK(cudaEventElapsedTime(&ms, md->forces_begin, md->forces_end));
@@ -506,27 +531,31 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, int nall, co
     return rc;
 }
 
-extern "C" int hmd_cuda_md_step(struct hmd_cuda_md *md)
+extern "C" int hmd_cuda_md_step(struct hmd_cuda_md *md, const struct hmd_box *box)
 {
-    if (!md->exec || md->graph_generation != generation(md)) {
+    if (memcmp(md->box.h, box->h, sizeof md->box.h)) {
+        md->box = *box;
+        drop_graph(md); /* the halo records its shifts for the cell it was given */
+    }
+    if (!md->exec || md->graph_key != graph_key(md)) {
         int rc = make_graph(md);
         if (rc) {
             return rc;
         }
     }
-    HMD_CUDA_CHECK(cudaGraphLaunch(md->exec, hmd_cuda_dp_stream(md->dp)));
+    HMD_CUDA_CHECK(cudaGraphLaunch(md->exec, stream_of(md)));
     return HMD_OK;
 }
 
 extern "C" int hmd_cuda_md_wait(struct hmd_cuda_md *md)
 {
-    HMD_CUDA_CHECK(cudaStreamSynchronize(hmd_cuda_dp_stream(md->dp)));
+    HMD_CUDA_CHECK(cudaStreamSynchronize(stream_of(md)));
     return HMD_OK;
 }
 
 extern "C" int hmd_cuda_md_next_displacement(struct hmd_cuda_md *md, double *disp)
 {
-    cudaStream_t st = hmd_cuda_dp_stream(md->dp);
+    cudaStream_t st = stream_of(md);
     HMD_CUDA_CHECK(
         cudaMemcpyAsync(md->pinned, md->scal, sizeof(double), cudaMemcpyDeviceToHost, st));
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
@@ -534,39 +563,31 @@ extern "C" int hmd_cuda_md_next_displacement(struct hmd_cuda_md *md, double *dis
     return HMD_OK;
 }
 
-extern "C" int hmd_cuda_md_fetch(struct hmd_cuda_md *md, double *x, double *v, double *f,
+extern "C" int hmd_cuda_md_fetch(struct hmd_cuda_md *md, struct hmd_atoms *a, unsigned fields,
                                  struct hmd_cuda_md_scalars *s)
 {
-    cudaStream_t st = hmd_cuda_dp_stream(md->dp);
-    const hmd_cuda_dp_atoms a = hmd_cuda_dp_device_atoms(md->dp);
-    const size_t bytes = sizeof(double) * 3 * md->nlocal;
-    if (x) {
-        HMD_CUDA_CHECK(cudaMemcpyAsync(x, a.x, bytes, cudaMemcpyDeviceToHost, st));
-    }
-    if (v) {
-        HMD_CUDA_CHECK(cudaMemcpyAsync(v, md->v, bytes, cudaMemcpyDeviceToHost, st));
-    }
-    if (f) {
-        HMD_CUDA_CHECK(cudaMemcpyAsync(f, a.f, bytes, cudaMemcpyDeviceToHost, st));
-    }
-    static_assert(HMD_CUDA_NEV + 1 <= 16, "the pinned buffer holds ev and the work");
-    HMD_CUDA_CHECK(cudaMemcpyAsync(md->pinned, a.ev, sizeof(double) * HMD_CUDA_NEV,
+    cudaStream_t st = stream_of(md);
+    double *ev = md->pinned + S_NSCALAR;
+    HMD_CUDA_CHECK(cudaMemcpyAsync(md->pinned, md->scal, sizeof(double) * S_NSCALAR,
                                    cudaMemcpyDeviceToHost, st));
-    HMD_CUDA_CHECK(cudaMemcpyAsync(md->pinned + HMD_CUDA_NEV, md->scal + S_WORK, sizeof(double),
+    HMD_CUDA_CHECK(cudaMemcpyAsync(ev, md->ev, sizeof(double) * (HMD_FORCE_NEV + md->nterms),
                                    cudaMemcpyDeviceToHost, st));
+    int rc = fields ? hmd_cuda_state_download(md->state, a, fields) : HMD_OK;
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
-    if (s) {
-        memcpy(s->virial, md->pinned, sizeof s->virial);
-        s->energy = md->pinned[9];
-        s->dropped = md->pinned[10];
-        s->thermostat_work = md->pinned[HMD_CUDA_NEV];
+    if (!rc && s) {
+        memcpy(s->virial, ev + HMD_FORCE_EV_VIRIAL, sizeof s->virial);
+        s->energy = ev[HMD_FORCE_EV_ENERGY];
+        s->dropped = ev[HMD_FORCE_EV_DROPPED];
+        s->thermostat_work = md->pinned[S_WORK];
+        s->nterms = md->nterms;
+        memcpy(s->terms, ev + HMD_FORCE_NEV, sizeof(double) * md->nterms);
     }
-    return HMD_OK;
+    return rc;
 }
 
 extern "C" size_t hmd_cuda_md_device_bytes(const struct hmd_cuda_md *md)
 {
-    return md ? md->bytes + hmd_cuda_dp_device_bytes(md->dp) : 0;
+    return md ? md->bytes : 0;
 }
 
 extern "C" void hmd_cuda_md_destroy(struct hmd_cuda_md *md)
@@ -575,8 +596,7 @@ extern "C" void hmd_cuda_md_destroy(struct hmd_cuda_md *md)
         return;
     }
     drop_graph(md);
-    void *arrays[] = {md->v,  md->k,    md->mass,   md->x_build,   md->scal,       md->part,
-                      md->id, md->step, md->nghost, md->ghost_src, md->ghost_shift};
+    void *arrays[] = {md->k, md->x_build, md->scal, md->part, md->ev};
     for (void *p : arrays) {
         cudaFree(p);
     }

@@ -5,7 +5,7 @@
 #ifndef HMD_CUDA_SE_E2A_CENTRE_CUH
 #define HMD_CUDA_SE_E2A_CENTRE_CUH
 
-#include "cuda/se_e2a_device.cuh"
+#include "cuda/nnp/se_e2a_device.cuh"
 
 namespace
 {
@@ -270,10 +270,11 @@ __global__ void fill(size_t n, double v, double *p)
     }
 }
 
-/* Atomic energies e_i = scale[t] y_i + add[t] written over y, and their sum over i < ncount into
- * *energy, in a fixed order (one block) so the energy does not depend on the scheduling. */
+/* Atomic energies e_i = scale[t] y_i + add[t] written over y and added to atom_energy (unless
+ * NULL), and their sum over i < ncount added to *energy and *term (unless NULL), in a fixed
+ * order (one block) so the energy does not depend on the scheduling. */
 __global__ void atomic_energies(const hmd_cuda_model *mp, int nlocal, int ncount, const int *type,
-                                double *y, double *energy)
+                                double *y, double *energy, double *term, double *atom_energy)
 {
     __shared__ double part[256];
     const hmd_cuda_model &m = *mp;
@@ -282,6 +283,9 @@ __global__ void atomic_energies(const hmd_cuda_model *mp, int nlocal, int ncount
         const int t = type[i];
         const double e = i < ncount ? m.e_scale[t] * y[i] + m.e_add[t] : 0.0;
         y[i] = e;
+        if (atom_energy) {
+            atom_energy[i] += e;
+        }
         sum += e;
     }
     part[threadIdx.x] = sum;
@@ -293,7 +297,10 @@ __global__ void atomic_energies(const hmd_cuda_model *mp, int nlocal, int ncount
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        *energy = part[0];
+        *energy += part[0];
+        if (term) {
+            *term += part[0];
+        }
     }
 }
 

@@ -15,8 +15,8 @@
 #ifndef HMD_CUDA_SE_E2A_DMMA_CUH
 #define HMD_CUDA_SE_E2A_DMMA_CUH
 
-#include "cuda/se_e2a_slots.cuh"
-#include "cuda/tanh_branchless.cuh"
+#include "cuda/nnp/se_e2a_slots.cuh"
+#include "cuda/nnp/tanh_branchless.cuh"
 
 namespace
 {

@@ -1,7 +1,7 @@
 /* Moving whole-system data between rank 0 and the subdomains: scatter at start, gather for
  * output. Collective. */
-#ifndef HMD_COMM_COLLECT_H
-#define HMD_COMM_COLLECT_H
+#ifndef HMD_DD_COLLECT_H
+#define HMD_DD_COLLECT_H
 
 #include <stdint.h>
 
@@ -22,4 +22,4 @@ int hmd_collect_scatter(const struct hmd_atoms *all, int natoms, const struct hm
 int hmd_collect_gather(const int64_t *id, const double *values, int nlocal, int ncomp, double *out,
                        int natoms);
 
-#endif /* HMD_COMM_COLLECT_H */
+#endif /* HMD_DD_COLLECT_H */

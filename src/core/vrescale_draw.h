@@ -1,7 +1,7 @@
 /* The stochastic part of the Bussi thermostat (md/thermostat.h), inline for the host and the
  * GPU (core/hd.h) so both draw the same new kinetic energy for the same (seed, step). */
-#ifndef HMD_MD_VRESCALE_DRAW_H
-#define HMD_MD_VRESCALE_DRAW_H
+#ifndef HMD_CORE_VRESCALE_DRAW_H
+#define HMD_CORE_VRESCALE_DRAW_H
 
 #include <math.h>
 #include <stdint.h>
@@ -58,4 +58,4 @@ static inline HMD_HD double hmd_vrescale_kinetic_draw(double kin, double kin_ref
            2.0 * r1 * sqrt(c * (1.0 - c) * kin * kin_ref / ndof);
 }
 
-#endif /* HMD_MD_VRESCALE_DRAW_H */
+#endif /* HMD_CORE_VRESCALE_DRAW_H */

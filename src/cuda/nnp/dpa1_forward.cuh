@@ -5,7 +5,7 @@
 #ifndef HMD_CUDA_DPA1_FORWARD_CUH
 #define HMD_CUDA_DPA1_FORWARD_CUH
 
-#include "cuda/dpa1_device.cuh"
+#include "cuda/nnp/dpa1_device.cuh"
 
 namespace
 {

@@ -1,0 +1,269 @@
+/* The `self` halo transport (cuda_api.h hmd_cuda_halo_open_self): a one-rank plan on device
+ * arrays. The swaps are flattened at setup (dd/halo_plan.h hmd_halo_plan_flatten_self) so that
+ * forward is one kernel over the ghosts (a ghost is its home atom plus the shifts of its swaps,
+ * added in swap order) and reverse one kernel over the home atoms (each folds the tree of its
+ * images, later swaps first, every image after its own images), the arithmetic of the host
+ * transport's swap-by-swap replay bit for bit, without atomics. Counts live in device memory
+ * and kernels run over capacities, so a recorded graph survives list steps that keep the
+ * arrays. */
+#include "cuda/cuda_internal.cuh"
+
+#include "cuda/cuda_api.h"
+
+#include <algorithm>
+#include <vector>
+
+extern "C" {
+#include "comm/comm.h"
+}
+
+namespace
+{
+
+constexpr int THREADS = 256;
+constexpr int MAX_DEPTH = HMD_HALO_MAX_SWAPS + 1; /* a home atom, then one image per swap */
+
+struct self_transport {
+    const hmd_halo_plan *plan; /* borrowed, from setup */
+    int cap_root, cap_chain_offset, cap_chain, cap_child_offset, cap_child; /* elements held */
+    int *counts;                                             /* [2] nlocal, nghost (device) */
+    int *root, *chain_offset, *chain, *child_offset, *child; /* device */
+    double *shift;                                           /* [HMD_HALO_MAX_SWAPS][3] (device) */
+    double h[3][3];                                          /* the cell the shifts were made for */
+    bool have_shifts;
+    size_t bytes;
+    unsigned long generation;
+    std::vector<int> h_root, h_chain_offset, h_chain, h_child_offset, h_child;
+};
+
+__global__ void forward_kernel(const int *counts, const int *root, const int *chain_offset,
+                               const int *chain, const double *shift, double *x)
+{
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    const int nlocal = counts[0];
+    if (g >= counts[1]) {
+        return;
+    }
+    const double *r = x + 3 * (size_t)root[g];
+    double v0 = r[0], v1 = r[1], v2 = r[2];
+    for (int c = chain_offset[g]; c < chain_offset[g + 1]; c++) {
+        const double *s = shift + 3 * chain[c];
+        v0 += s[0];
+        v1 += s[1];
+        v2 += s[2];
+    }
+    double *out = x + 3 * ((size_t)nlocal + g);
+    out[0] = v0;
+    out[1] = v1;
+    out[2] = v2;
+}
+
+/* Home atom i folds the values of its images: a depth-first walk of its tree, each image's
+ * value complete (its own images folded) before it is added, children in list order. */
+__global__ void reverse_kernel(const int *counts, const int *child_offset, const int *child,
+                               double *v)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= counts[0]) {
+        return;
+    }
+    int node[MAX_DEPTH], next[MAX_DEPTH];
+    double acc[MAX_DEPTH][3];
+    int top = 0;
+    node[0] = i;
+    next[0] = child_offset[i];
+    for (int d = 0; d < 3; d++) {
+        acc[0][d] = v[3 * (size_t)i + d];
+    }
+    for (;;) {
+        const int n = node[top];
+        if (next[top] < child_offset[n + 1]) {
+            const int c = child[next[top]++];
+            top++;
+            node[top] = c;
+            next[top] = child_offset[c];
+            for (int d = 0; d < 3; d++) {
+                acc[top][d] = v[3 * (size_t)c + d];
+            }
+        } else if (top > 0) {
+            for (int d = 0; d < 3; d++) {
+                acc[top - 1][d] += acc[top][d];
+            }
+            top--;
+        } else {
+            break;
+        }
+    }
+    for (int d = 0; d < 3; d++) {
+        v[3 * (size_t)i + d] = acc[0][d];
+    }
+}
+
+/* Makes *p hold n elements (capacity *cap): a new array, and a new generation, when it did
+ * not. */
+template <typename T> int regrow(self_transport *t, T **p, int *cap, int n)
+{
+    if (n <= *cap && *p) {
+        return HMD_OK;
+    }
+    cudaFree(*p);
+    t->bytes -= (size_t)*cap * sizeof(T);
+    *p = NULL;
+    *cap = 0;
+    const int c = n + n / 2 + 16;
+    HMD_CUDA_CHECK(cudaMalloc((void **)p, sizeof(T) * c));
+    t->bytes += (size_t)c * sizeof(T);
+    *cap = c;
+    t->generation++;
+    return HMD_OK;
+}
+
+template <typename T> int put(T *dst, const std::vector<T> &src, size_t n, cudaStream_t st)
+{
+    if (n > 0) {
+        HMD_CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), n * sizeof(T), cudaMemcpyHostToDevice, st));
+    }
+    return HMD_OK;
+}
+
+int self_setup(void *self, const hmd_halo_arrays *a)
+{
+    self_transport *t = (self_transport *)self;
+    const hmd_halo_plan *plan = a->plan;
+    const int nlocal = plan->nlocal, nghost = a->nall - nlocal;
+    if (!hmd_halo_plan_is_self(plan, hmd_comm_rank())) {
+        return hmd_error_set(HMD_ENOTSUP, "halo-transport = self: the halo exchanges with "
+                                          "another rank");
+    }
+    const int total = hmd_halo_plan_chain_total(plan);
+    if (total < 0) {
+        return total;
+    }
+    t->plan = plan;
+    t->h_root.resize((size_t)nghost + 1);
+    t->h_chain_offset.resize((size_t)nghost + 1);
+    t->h_chain.resize((size_t)total + 1);
+    t->h_child_offset.resize((size_t)a->nall + 1);
+    t->h_child.resize((size_t)nghost + 1);
+    int rc = hmd_halo_plan_flatten_self(plan, hmd_comm_rank(), a->nall, t->h_root.data(),
+                                        t->h_chain_offset.data(), t->h_chain.data(),
+                                        t->h_child_offset.data(), t->h_child.data());
+    rc = rc ? rc : regrow(t, &t->root, &t->cap_root, nghost);
+    rc = rc ? rc : regrow(t, &t->chain_offset, &t->cap_chain_offset, nghost + 1);
+    rc = rc ? rc : regrow(t, &t->chain, &t->cap_chain, total);
+    rc = rc ? rc : regrow(t, &t->child_offset, &t->cap_child_offset, a->nall + 1);
+    rc = rc ? rc : regrow(t, &t->child, &t->cap_child, nghost);
+    if (rc) {
+        return rc;
+    }
+    const int counts[2] = {nlocal, nghost};
+    HMD_CUDA_CHECK(cudaMemcpy(t->counts, counts, sizeof counts, cudaMemcpyHostToDevice));
+    rc = put(t->root, t->h_root, nghost, 0);
+    rc = rc ? rc : put(t->chain_offset, t->h_chain_offset, (size_t)nghost + 1, 0);
+    rc = rc ? rc : put(t->chain, t->h_chain, total, 0);
+    rc = rc ? rc : put(t->child_offset, t->h_child_offset, (size_t)a->nall + 1, 0);
+    rc = rc ? rc : put(t->child, t->h_child, nghost, 0);
+    HMD_CUDA_CHECK(cudaDeviceSynchronize()); /* the host vectors may change after setup */
+    t->have_shifts = false;
+    return rc;
+}
+
+/* The swaps' shifts in cell `box` on the device, when they changed. */
+int update_shifts(self_transport *t, const hmd_box *box, cudaStream_t st)
+{
+    if (t->have_shifts && !memcmp(t->h, box->h, sizeof t->h)) {
+        return HMD_OK;
+    }
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    HMD_CUDA_CHECK(cudaStreamIsCapturing(st, &capturing));
+    if (capturing != cudaStreamCaptureStatusNone) {
+        return hmd_error_set(HMD_ESOFTWARE, "halo: the cell changed while a step was recorded");
+    }
+    std::vector<double> shift(3 * HMD_HALO_MAX_SWAPS, 0.0);
+    for (int s = 0; s < t->plan->nswap; s++) {
+        hmd_halo_swap_shift(&t->plan->swap[s], box, &shift[3 * s]);
+    }
+    HMD_CUDA_CHECK(cudaMemcpyAsync(t->shift, shift.data(), sizeof(double) * shift.size(),
+                                   cudaMemcpyHostToDevice, st));
+    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    memcpy(t->h, box->h, sizeof t->h);
+    t->have_shifts = true;
+    return HMD_OK;
+}
+
+int self_forward(void *self, double *x, const hmd_box *box, void *stream)
+{
+    self_transport *t = (self_transport *)self;
+    cudaStream_t st = (cudaStream_t)stream;
+    int rc = update_shifts(t, box, st);
+    if (rc || !t->root) {
+        return rc;
+    }
+    /* over the capacity: the count is read on the device, so a graph survives list steps */
+    forward_kernel<<<(t->cap_root + THREADS - 1) / THREADS, THREADS, 0, st>>>(
+        t->counts, t->root, t->chain_offset, t->chain, t->shift, x);
+    HMD_CUDA_LAUNCHED("forward_kernel");
+    return HMD_OK;
+}
+
+int self_reverse(void *self, double *v, int ncomp, void *stream)
+{
+    self_transport *t = (self_transport *)self;
+    if (ncomp != 3) {
+        return hmd_error_set(HMD_ENOTSUP, "halo-transport = self: reverse of %d values per atom",
+                             ncomp);
+    }
+    if (!t->child_offset) {
+        return HMD_OK;
+    }
+    reverse_kernel<<<(t->cap_child_offset + THREADS - 1) / THREADS, THREADS, 0,
+                     (cudaStream_t)stream>>>(t->counts, t->child_offset, t->child, v);
+    HMD_CUDA_LAUNCHED("reverse_kernel");
+    return HMD_OK;
+}
+
+size_t self_device_bytes(const void *self)
+{
+    return ((const self_transport *)self)->bytes;
+}
+
+unsigned long self_generation(const void *self)
+{
+    return ((const self_transport *)self)->generation;
+}
+
+void self_destroy(void *self)
+{
+    self_transport *t = (self_transport *)self;
+    if (t) {
+        void *arrays[] = {t->counts,       t->root,  t->chain_offset, t->chain,
+                          t->child_offset, t->child, t->shift};
+        for (void *p : arrays) {
+            cudaFree(p);
+        }
+        delete t;
+    }
+}
+
+const hmd_halo_transport_ops self_ops = {
+    "self",          true,         true, self_setup, self_forward, self_reverse, self_device_bytes,
+    self_generation, self_destroy,
+};
+
+} // namespace
+
+extern "C" int hmd_cuda_halo_open_self(struct hmd_halo_transport *out)
+{
+    self_transport *t = new self_transport();
+    out->ops = &self_ops;
+    out->self = t;
+    if (cudaMalloc((void **)&t->counts, 2 * sizeof(int)) != cudaSuccess ||
+        cudaMalloc((void **)&t->shift, 3 * HMD_HALO_MAX_SWAPS * sizeof(double)) != cudaSuccess ||
+        cudaMemset(t->counts, 0, 2 * sizeof(int)) != cudaSuccess) {
+        cudaGetLastError();
+        hmd_halo_transport_close(out);
+        return hmd_error_set(HMD_ENOMEM, "GPU: no room for the halo transport");
+    }
+    t->bytes = 2 * sizeof(int) + 3 * HMD_HALO_MAX_SWAPS * sizeof(double);
+    return HMD_OK;
+}

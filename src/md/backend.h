@@ -1,0 +1,40 @@
+/* The one place that knows which compute backends and halo transports this build has (the
+ * registry; CUDA only where HMD_HAVE_CUDA) and chooses between them once, at set-up:
+ *   cpu   the host providers (ff/dp.h) and the host step;
+ *   cuda  the Deep Potential as a device provider (cuda/cuda_api.h) and the step kept on the
+ *         device (md/step_device.h) for a run; for single points (eval) the same provider
+ *         behind a host adapter that moves the atoms to the device and the results back.
+ */
+#ifndef HMD_MD_BACKEND_H
+#define HMD_MD_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/params.h"
+#include "md/forces.h"
+#include "nnp/model.h"
+
+/* What the providers need to know of the run. */
+struct hmd_backend_request {
+    const char *name;                 /* "auto", "cpu" or "cuda" (the backend parameter) */
+    enum hmd_precision precision;     /* mixed needs the GPU */
+    bool resident;                    /* the caller keeps the step on the device (a run) rather
+                                         than computing single points from host arrays (eval) */
+    const struct hmd_dp_model *model; /* borrowed for the providers' life */
+    int type0;                        /* model type of the system's atom 0 (DPA-1 padding) */
+};
+
+/* Chooses the backend (auto: cuda when it can be used, else cpu, and why) and adds the
+ * providers of the request to fs (after hmd_forces_init and hmd_forces_use_replicated). Writes
+ * what was chosen, and auto's reason for falling back, into what[len] (for the log).
+ * precision = mixed on the CPU is HMD_ENOTSUP. Returns HMD_OK, HMD_ENOTSUP (no CUDA in the
+ * build, no device, a model or mode the GPU does not run) or a provider's status, with the
+ * reason in the message. */
+int hmd_backend_setup(struct hmd_forces *fs, const struct hmd_backend_request *req, char *what,
+                      size_t len);
+
+/* The backends this build has, for -version ("cpu, cuda (se_e2_a, DPA-1)"). */
+const char *hmd_backend_list(void);
+
+#endif /* HMD_MD_BACKEND_H */

@@ -1,0 +1,102 @@
+#include "md/device_run.h"
+
+#include <string.h>
+
+#include "core/error.h"
+#include "cuda/cuda_api.h"
+
+int hmd_device_run_start(struct hmd_device_run *d, struct hmd_forces *fs, struct hmd_atoms *atoms,
+                         const struct hmd_box *box, const struct hmd_thermostat *th,
+                         const struct hmd_params *p, int64_t first_step, double thermostat_work)
+{
+    const struct hmd_cuda_md_config c = {
+        .dt = p->dt,
+        .tcoupl = p->tcoupl == HMD_TCOUPL_VRESCALE   ? HMD_CUDA_TCOUPL_VRESCALE
+                  : p->tcoupl == HMD_TCOUPL_LANGEVIN ? HMD_CUDA_TCOUPL_LANGEVIN
+                                                     : HMD_CUDA_TCOUPL_NO,
+        .ref_t = th->ref_t,
+        .tau_t = th->tau_t,
+        .ndof = th->ndof,
+        .seed = th->seed,
+        .nstcomm = p->com_mode == HMD_COM_LINEAR ? p->nstcomm : 0,
+        .first_step = first_step,
+        .thermostat_work = thermostat_work,
+    };
+    int rc = hmd_cuda_state_create(&d->state, NULL);
+    if (!rc) {
+        rc = hmd_cuda_halo_open_self(&d->halo);
+    }
+    if (!rc) {
+        rc = hmd_cuda_md_create(&d->md, d->state, fs->provider, fs->nprovider, &d->halo, &c);
+    }
+    if (!rc) {
+        rc = hmd_cuda_md_finish_list_step(d->md, atoms, &fs->plan, box, true, NULL);
+    }
+    return rc ? rc : hmd_device_run_fetch(d, fs, atoms, false, false, true, NULL);
+}
+
+int hmd_device_run_begin_list_step(struct hmd_device_run *d, struct hmd_atoms *atoms, double *moved)
+{
+    return hmd_cuda_md_begin_list_step(d->md, atoms, moved);
+}
+
+int hmd_device_run_finish_list_step(struct hmd_device_run *d, struct hmd_forces *fs,
+                                    struct hmd_atoms *atoms, const struct hmd_box *box,
+                                    double *forces_s)
+{
+    return hmd_cuda_md_finish_list_step(d->md, atoms, &fs->plan, box, false, forces_s);
+}
+
+int hmd_device_run_step(struct hmd_device_run *d, const struct hmd_box *box)
+{
+    return hmd_cuda_md_step(d->md, box);
+}
+
+int hmd_device_run_wait(struct hmd_device_run *d)
+{
+    return hmd_cuda_md_wait(d->md);
+}
+
+int hmd_device_run_next_displacement(struct hmd_device_run *d, double *disp)
+{
+    return hmd_cuda_md_next_displacement(d->md, disp);
+}
+
+int hmd_device_run_fetch(struct hmd_device_run *d, struct hmd_forces *fs, struct hmd_atoms *atoms,
+                         bool x, bool v, bool f, double *thermostat_work)
+{
+    struct hmd_cuda_md_scalars s = {0};
+    const unsigned fields = (x ? HMD_FIELD_BIT(HMD_FIELD_X) : 0) |
+                            (v ? HMD_FIELD_BIT(HMD_FIELD_V) : 0) |
+                            (f ? HMD_FIELD_BIT(HMD_FIELD_F) : 0);
+    int rc = hmd_cuda_md_fetch(d->md, atoms, fields, &s);
+    if (!rc) {
+        fs->energy = s.energy;
+        memcpy(fs->virial, s.virial, sizeof fs->virial);
+        fs->dropped = (long)s.dropped;
+        for (int t = 0; t < s.nterms && t < HMD_FORCES_MAX_TERMS; t++) {
+            fs->terms[t] = s.terms[t];
+        }
+        if (thermostat_work) {
+            *thermostat_work = s.thermostat_work;
+        }
+    }
+    return rc;
+}
+
+size_t hmd_device_run_bytes(const struct hmd_device_run *d, const struct hmd_forces *fs)
+{
+    if (!d->md) {
+        return 0;
+    }
+    return hmd_cuda_md_device_bytes(d->md) + hmd_cuda_state_device_bytes(d->state) +
+           hmd_halo_transport_device_bytes(&d->halo) + hmd_forces_device_bytes(fs);
+}
+
+void hmd_device_run_free(struct hmd_device_run *d)
+{
+    hmd_cuda_md_destroy(d->md);
+    hmd_halo_transport_close(&d->halo);
+    hmd_cuda_state_destroy(d->state);
+    memset(d, 0, sizeof *d);
+}

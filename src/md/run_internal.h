@@ -1,0 +1,108 @@
+/* What the files of an MD run share (internal to src/md): the run's context and the functions
+ * each role offers the others.
+ *   setup.c        inputs only: parameters, model, structure, checkpoint, force calculation;
+ *   outputs.c      log, energy file, trajectories, checkpoint, the summary;
+ *   step_host.c    the step on the host (backend = cpu);
+ *   step_device.c  the step kept on the GPU (backend = cuda, md/device_run.h);
+ *   run.c          the loop: step after step until nsteps or a stop signal.
+ */
+#ifndef HMD_MD_RUN_INTERNAL_H
+#define HMD_MD_RUN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/params.h"
+#include "core/timer.h"
+#include "dd/dlb.h"
+#include "io/energy_csv.h"
+#include "io/structure.h"
+#include "io/traj_netcdf.h"
+#include "io/traj_xyz.h"
+#include "md/device_run.h"
+#include "md/forces.h"
+#include "md/report.h"
+#include "md/run.h"
+#include "md/system.h"
+#include "md/thermostat.h"
+#include "nnp/model.h"
+
+enum { HMD_MD_NAME_MAX = 4096 };
+
+/* The outputs of a run (owned, rank 0 only). */
+struct md_outputs {
+    double *gather_x, *gather_v, *gather_f; /* [natoms][3] gathered arrays, by global id */
+    FILE *log;
+    struct hmd_energy_csv *csv;
+    struct hmd_xyz_traj *xyz;
+    struct hmd_netcdf_traj *nc;
+    int64_t last_frame_step; /* step of the last trajectory frame, -1 before any */
+};
+
+struct md {
+    const struct hmd_run_options *opt;
+    struct hmd_params p;
+    char model_path[HMD_PATH_MAX];
+    struct hmd_dp_model model;
+    struct hmd_frame *frames; /* rank 0: frames[0] is the start configuration (names, residues) */
+    int nframes;
+    struct hmd_system sys;     /* this rank's atoms and subdomain, the cell */
+    struct hmd_forces fs;      /* the force calculation */
+    struct hmd_device_run gpu; /* backend = cuda: the step on the GPU, else empty */
+    double next_disp;          /* device step: the displacement the next step will have */
+    struct hmd_thermostat th;
+    double ndof;            /* degrees of freedom of the kinetic energy */
+    double thermostat_work; /* kinetic energy added by the thermostat so far (eV) */
+    int64_t step;
+    int64_t first_step; /* the step the run started from: 0, or the checkpoint's (-cpi) */
+    int stop_signal;    /* SIGTERM or SIGINT seen by every rank: the loop ends after the step */
+    struct md_outputs out;
+    char backend[512]; /* the compute backend chosen, for the log */
+    struct hmd_dlb dlb;
+    double t_force_mark; /* fs.t_force at the last balancing */
+    /* force evaluations that left neighbours out of the descriptors (more within rcut than sel) */
+    struct {
+        int64_t evaluations, first_step; /* first_step -1 before any */
+        long max_dropped;
+    } sel;
+    /* reporting */
+    struct hmd_timers timers;
+    struct hmd_thermo last;
+    struct hmd_thermo_avg avg;
+    bool progress;     /* progress line on stderr */
+    bool progress_tty; /* ... rewritten in place */
+    double t_start, t_last_progress;
+};
+
+/* setup.c: parameters, model, structure (and -cpi), velocities, the force calculation and the
+ * first borders, every input checked before any output exists. Collective. */
+int md_setup(struct md *md);
+
+/* outputs.c */
+int md_open_outputs(struct md *md);  /* rank 0 creates them; collective */
+int md_write_outputs(struct md *md); /* an output step's lines and frames */
+int md_write_final(struct md *md);   /* last frame, .gro, .cpt; collective */
+void md_close_outputs(struct md *md);
+void md_finish(struct md *md, double wall); /* the performance table and run record */
+void md_output_path(const struct md *md, const char *suffix, char *out, size_t len);
+void md_note_dropped(struct md *md);      /* neighbours beyond sel, said once */
+int md_check_energy(const struct md *md); /* a non-finite energy stops the run */
+bool md_every(int64_t step, int n);       /* step is a multiple of n > 0 */
+
+/* step_host.c */
+int md_start_host(struct md *md); /* the forces of the first step */
+int md_step_host(struct md *md);  /* one step */
+/* An atom that moved more than half the buffer before its list rebuild (nstlist set): the
+ * error that stops the run (id -1: not known). */
+int md_moved_too_far(const struct md *md, int64_t id, double moved);
+
+/* step_device.c */
+int md_start_device(struct md *md);
+int md_step_device(struct md *md);
+/* Waits for the steps queued on the device (their time counts as Force). */
+int md_device_wait(struct md *md);
+/* What an output step writes, copied from the device. */
+int md_device_fetch(struct md *md, bool energy, bool frame);
+
+#endif /* HMD_MD_RUN_INTERNAL_H */

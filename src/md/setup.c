@@ -1,0 +1,203 @@
+/* The set-up of an MD run: every input read and checked before any output exists. */
+#include "md/run_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "io/checkpoint.h"
+#include "md/backend.h"
+#include "md/integrate.h"
+#include "md/model_setup.h"
+
+static int read_parameters(struct md *md)
+{
+    const struct hmd_run_options *opt = md->opt;
+    hmd_params_defaults(&md->p);
+    int rc = opt->mdp ? hmd_params_read(&md->p, opt->mdp) : HMD_OK;
+    for (int k = 0; k < opt->nset && !rc; k++) {
+        rc = hmd_params_set(&md->p, opt->set[k]);
+    }
+    if (!rc && opt->have_nsteps) {
+        char assignment[64];
+        snprintf(assignment, sizeof assignment, "nsteps=%lld", opt->nsteps);
+        rc = hmd_params_set(&md->p, assignment);
+    }
+    if (!rc && opt->backend) {
+        char assignment[64];
+        snprintf(assignment, sizeof assignment, "backend=%s", opt->backend);
+        rc = hmd_params_set(&md->p, assignment);
+    }
+    if (rc) {
+        return rc;
+    }
+    const char *model = opt->model ? opt->model : md->p.model;
+    if (!model[0]) {
+        return hmd_error_set(HMD_EUSAGE, "no model: give -m model.dp or `model = ...` in %s",
+                             opt->mdp ? opt->mdp : "the parameter file");
+    }
+    snprintf(md->model_path, sizeof md->model_path, "%s", model);
+    snprintf(md->p.model, sizeof md->p.model, "%s", model);
+    return HMD_OK;
+}
+
+static double degrees_of_freedom(const struct md *md)
+{
+    double ndof = 3.0 * md->sys.natoms;
+    if (md->p.com_mode == HMD_COM_LINEAR && md->sys.natoms > 1) {
+        ndof -= 3.0;
+    }
+    return ndof;
+}
+
+/* Seeds set to -1 come from rank 0's clock, so every rank uses the same ones. */
+static void choose_seeds(struct md *md)
+{
+    int64_t seeds[2] = {md->p.gen_seed, md->p.ld_seed};
+    if (seeds[0] == -1) {
+        seeds[0] = (int64_t)hmd_rng_seed_from_clock();
+    }
+    if (seeds[1] == -1) {
+        seeds[1] = (int64_t)hmd_rng_seed_from_clock() ^ 0x5DEECE66Dll;
+    }
+    hmd_comm_bcast(seeds, sizeof seeds, 0);
+    md->p.gen_seed = seeds[0];
+    md->p.ld_seed = seeds[1];
+}
+
+/* -cpi on rank 0: the checkpoint's positions, velocities and cell replace those of the
+ * structure's first frame (the atoms' names and order stay the structure's). */
+static int checkpoint_into_frame(struct md *md, const struct hmd_checkpoint *c)
+{
+    const char *cpt = md->opt->cpi, *conf = md->opt->conf;
+    struct hmd_frame *f = &md->frames[0];
+    if (c->natoms != f->natoms || c->has_box != f->has_box) {
+        return hmd_error_set(HMD_EDATA, "%s: %d atoms%s, but %s has %d%s", cpt, c->natoms,
+                             c->has_box ? " in a cell" : " without a cell", conf, f->natoms,
+                             f->has_box ? " in a cell" : " without a cell");
+    }
+    if (fabs(c->dt - md->p.dt) > 1e-12 * c->dt) {
+        return hmd_error_set(HMD_ECONFIG,
+                             "dt = %g ps, but the checkpoint %s was written with dt = %g ps "
+                             "(the time and the thermostat noise continue from its step)",
+                             md->p.dt, cpt, c->dt);
+    }
+    if (!f->v) {
+        f->v = malloc(sizeof(double) * 3 * f->natoms);
+        if (!f->v) {
+            return hmd_error_set(HMD_ENOMEM, "out of memory");
+        }
+    }
+    memcpy(f->x, c->x, sizeof(double) * 3 * f->natoms);
+    memcpy(f->v, c->v, sizeof(double) * 3 * f->natoms);
+    if (c->has_box && hmd_box_init(&f->box, c->h, f->box.periodic)) {
+        return hmd_error_prefix(HMD_EDATA, "%s: ", cpt);
+    }
+    return HMD_OK;
+}
+
+/* -cpi: reads the checkpoint on rank 0 into the structure's frame, and sets the step and the
+ * thermostat work on every rank. Collective; before the atoms are distributed. */
+static int apply_checkpoint(struct md *md)
+{
+    double state[2] = {0.0, 0.0}; /* step (exact in a double), thermostat work */
+    int rc = HMD_OK;
+    if (hmd_comm_rank() == 0) {
+        struct hmd_checkpoint c;
+        rc = hmd_checkpoint_read(md->opt->cpi, &c);
+        if (!rc) {
+            rc = checkpoint_into_frame(md, &c);
+            state[0] = (double)c.step;
+            state[1] = c.thermostat_work;
+        }
+        hmd_checkpoint_free(&c);
+    }
+    rc = hmd_comm_agree(rc);
+    if (rc) {
+        return rc;
+    }
+    hmd_comm_bcast(state, sizeof state, 0);
+    md->first_step = md->step = (int64_t)state[0];
+    md->thermostat_work = state[1];
+    if (md->p.nsteps >= 0 && md->step >= md->p.nsteps) {
+        return hmd_error_set(HMD_ECONFIG,
+                             "nsteps = %" PRId64 ", but the checkpoint %s is at step %" PRId64
+                             " already: with -cpi, nsteps is the last step of the whole "
+                             "simulation, counted from the first run's start",
+                             md->p.nsteps, md->opt->cpi, md->step);
+    }
+    if (md->p.gen_vel && hmd_comm_rank() == 0) {
+        fprintf(stderr, "halomd: note: gen-vel = yes ignored: the velocities are the "
+                        "checkpoint's\n");
+    }
+    md->p.gen_vel = false;
+    return HMD_OK;
+}
+
+static int set_up_system(struct md *md)
+{
+    const char *conf = md->opt->conf;
+    /* every rank reads the model (as DeePMD-kit's LAMMPS interface does); rank 0 the rest */
+    int rc = hmd_comm_agree(hmd_model_setup(md->model_path, &md->p, &md->model));
+    if (!rc) {
+        rc = hmd_comm_agree(hmd_params_check(&md->p, md->model.rcut));
+    }
+    if (!rc) {
+        rc = hmd_comm_rank() == 0 ? hmd_structure_read(conf, &md->frames, &md->nframes) : HMD_OK;
+        rc = hmd_comm_agree(rc);
+    }
+    if (!rc && md->opt->cpi) {
+        rc = apply_checkpoint(md);
+    }
+    if (!rc) {
+        rc = hmd_system_load(&md->sys, md->frames, conf, &md->model, md->opt->dd, md->p.rlist);
+    }
+    if (rc) {
+        return rc;
+    }
+    if (md->nframes > 1) {
+        fprintf(stderr, "halomd: note: %s holds %d frames; the run starts from the first\n", conf,
+                md->nframes);
+    }
+    md->ndof = degrees_of_freedom(md);
+    choose_seeds(md);
+    if (md->p.gen_vel) {
+        hmd_integrate_generate_velocities(&md->sys.atoms, md->p.gen_temp, (uint64_t)md->p.gen_seed,
+                                          md->p.com_mode == HMD_COM_LINEAR, md->ndof);
+    } else if (md->p.com_mode == HMD_COM_LINEAR && !md->opt->cpi) {
+        hmd_integrate_remove_com(&md->sys.atoms); /* a checkpoint's are used as they are */
+    }
+    md->th = (struct hmd_thermostat){.ref_t = md->p.ref_t,
+                                     .tau_t = md->p.tau_t,
+                                     .dt = md->p.dt,
+                                     .ndof = md->ndof,
+                                     .seed = (uint64_t)md->p.ld_seed};
+    rc = hmd_forces_init(&md->fs, &md->sys.dd, md->p.verlet_buffer, md->sys.natoms);
+    if (!rc && md->p.dd_mode == HMD_DD_REPLICATED) {
+        hmd_forces_use_replicated(&md->fs);
+    }
+    const struct hmd_backend_request req = {.name = md->p.backend,
+                                            .precision = md->p.precision,
+                                            .resident = true,
+                                            .model = &md->model,
+                                            .type0 = md->sys.type0};
+    if (!rc) {
+        rc = hmd_backend_setup(&md->fs, &req, md->backend, sizeof md->backend);
+    }
+    rc = hmd_comm_agree(rc);
+    if (rc) {
+        return rc;
+    }
+    /* the first borders also rejects a cell too small for the cut-off, before any output */
+    return hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+}
+
+int md_setup(struct md *md)
+{
+    const int rc = read_parameters(md);
+    return rc ? rc : set_up_system(md);
+}

@@ -1,0 +1,100 @@
+/* The MD step kept on the GPU (backend = cuda, md/device_run.h): the host joins at
+ * neighbour-list steps (decided by nstlist, or by the displacement the device predicted for
+ * this step) and output steps. The performance table's Force is the device's time for the
+ * steps (integration, halo and the providers), Neighbour list the list steps' own work (their
+ * first half step, positions to the host, migration, ghosts, the lists). */
+#include "md/run_internal.h"
+
+#include "core/error.h"
+
+/* backend = cuda: waits for the steps queued on the device, so that their time counts as Force
+ * and not as the phase that next needs the device (a list step, an output step): the host
+ * timers of the other phases then hold only their own work. */
+int md_device_wait(struct md *md)
+{
+    const double t0 = hmd_wtime();
+    const int rc = hmd_device_run_wait(&md->gpu);
+    hmd_timer_add(&md->timers, HMD_TIMER_FORCE, hmd_wtime() - t0);
+    return rc;
+}
+
+/* backend = cuda: what this output step writes, copied from the device. */
+int md_device_fetch(struct md *md, bool energy, bool frame)
+{
+    if (!energy && !frame) {
+        return HMD_OK;
+    }
+    int rc = md_device_wait(md);
+    if (rc) {
+        return rc;
+    }
+    hmd_timer_start(&md->timers, HMD_TIMER_OUTPUT);
+    rc = hmd_device_run_fetch(&md->gpu, &md->fs, &md->sys.atoms, frame, true, frame,
+                              &md->thermostat_work);
+    hmd_timer_stop(&md->timers, HMD_TIMER_OUTPUT);
+    if (!rc) {
+        md_note_dropped(md); /* on the GPU the host sees the count at output steps */
+    }
+    return rc ? rc : md_check_energy(md);
+}
+
+/* backend = cuda: the step on the device; the host joins at neighbour-list steps (decided by
+ * nstlist, or by the displacement the device predicted for this step) and output steps. The
+ * performance table's Force is the device's time for the steps (integration, halo and the Deep
+ * Potential), Neighbour list the list steps' own work (their first half step, positions to the
+ * host, ghosts, the list). */
+int md_step_device(struct md *md)
+{
+    const double half = 0.5 * md->p.verlet_buffer;
+    const bool rebuild = md->p.nstlist > 0 ? md->step % md->p.nstlist == 0 : md->next_disp > half;
+    int rc;
+    if (rebuild) {
+        rc = md_device_wait(md);
+        if (rc) {
+            return rc;
+        }
+        hmd_timer_start(&md->timers, HMD_TIMER_NEIGHBOR);
+        double moved = 0.0, forces_s = 0.0;
+        rc = hmd_device_run_begin_list_step(&md->gpu, &md->sys.atoms, &moved);
+        if (!rc && md->p.nstlist > 0 && moved > half) {
+            rc = md_moved_too_far(md, -1, moved);
+        }
+        if (!rc) {
+            rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+        }
+        if (!rc) {
+            rc = hmd_device_run_finish_list_step(&md->gpu, &md->fs, &md->sys.atoms, &md->sys.box,
+                                                 &forces_s);
+        }
+        hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
+        hmd_timer_add(&md->timers, HMD_TIMER_NEIGHBOR, -forces_s);
+        hmd_timer_add_call(&md->timers, HMD_TIMER_FORCE, forces_s);
+    } else {
+        hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
+        rc = hmd_device_run_step(&md->gpu, &md->sys.box);
+        hmd_timer_stop(&md->timers, HMD_TIMER_FORCE);
+    }
+    if (!rc && md->p.nstlist == 0) { /* waits for the step: its time, not another call */
+        const double t0 = hmd_wtime();
+        rc = hmd_device_run_next_displacement(&md->gpu, &md->next_disp);
+        hmd_timer_add(&md->timers, HMD_TIMER_FORCE, hmd_wtime() - t0);
+    }
+    return rc ? rc : md_write_outputs(md);
+}
+
+/* backend = cuda: the forces of step 0 on the device, which keeps the atoms from now on. */
+int md_start_device(struct md *md)
+{
+    int rc = hmd_device_run_start(&md->gpu, &md->fs, &md->sys.atoms, &md->sys.box, &md->th, &md->p,
+                                  md->first_step, md->thermostat_work);
+    if (!rc) {
+        md_note_dropped(md);
+        rc = hmd_device_run_next_displacement(&md->gpu, &md->next_disp);
+    }
+    if (!rc && md->out.log) {
+        const double bytes = (double)hmd_device_run_bytes(&md->gpu, &md->fs);
+        fprintf(md->out.log, "GPU memory after step 0: %.1f MiB, %.0f bytes per atom\n\n",
+                bytes / 1048576.0, bytes / md->sys.natoms);
+    }
+    return rc;
+}
