@@ -38,15 +38,20 @@ mkdir -p "$OUT"
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 [ -d ab_base ] || { echo "no ab_base/: run 'node_ab.sh prepare REV' on the build machine" >&2; exit 66; }
-bash bench/gpu_single/node_build.sh > "$OUT/build_new.txt" 2>&1 || { tail -20 "$OUT/build_new.txt"; exit 1; }
 # The base's sources: the working tree's, with the difference from the base taken back out.
 (rm -rf ab_base/tree && mkdir -p ab_base/tree && tar -c --exclude=./ab_base --exclude=./build-gpu --exclude=./tests/data \
    --exclude=./examples --exclude=./docs --exclude=./.gpudeps --exclude=./bench/results . |
    tar -x -C ab_base/tree && cd ab_base/tree && patch -s -R -p1 < ../base.patch) ||
   { echo "could not make the base's sources from ab_base/base.patch" >&2; exit 1; }
 ln -sfn ../../.gpudeps ab_base/tree/.gpudeps
-(cd ab_base/tree && HALOMD_COMMIT=$(cat ../REV) bash bench/gpu_single/node_build.sh) > "$OUT/build_base.txt" 2>&1 ||
+# both builds at once, half the cores each
+t0=$(date +%s)
+JOBS=$(( $(nproc) / 2 )) bash bench/gpu_single/node_build.sh > "$OUT/build_new.txt" 2>&1 &
+new_pid=$!
+(cd ab_base/tree && JOBS=$(( $(nproc) / 2 )) HALOMD_COMMIT=$(cat ../REV) bash bench/gpu_single/node_build.sh) > "$OUT/build_base.txt" 2>&1 ||
   { tail -20 "$OUT/build_base.txt"; exit 1; }
+wait $new_pid || { tail -20 "$OUT/build_new.txt"; exit 1; }
+echo "both builds: $(( $(date +%s) - t0 )) s"
 D=$PWD/tests/data/models W=$PWD/examples/water T=/tmp/halomd_ab
 rm -rf $T && mkdir -p $T # a warm node keeps the last call's runs
 CASES=${CASES:-"dpa1_double $D/dpa1_1p6m_fp32.dp $W/water_1536.gro 120

@@ -24,6 +24,7 @@
 /* What a transport replays the plan on, given at every neighbour-list step. */
 struct hmd_halo_arrays {
     const struct hmd_halo_plan *plan; /* borrowed until the next setup */
+    const struct hmd_box *box;        /* the cell now (a forward may pass another) */
     int nall;                         /* home atoms and ghosts */
     double *x, *f; /* [cap][3] positions and forces the calls will pass: a device transport may
                       require these very arrays (nvshmem: on the symmetric heap) */

@@ -133,7 +133,7 @@ int hmd_forces_rebuild(struct hmd_forces *fs, struct hmd_atoms *atoms, const str
     }
     const int nall = hmd_atoms_nall(atoms);
     const struct hmd_halo_arrays arrays = {
-        .plan = &fs->plan, .nall = nall, .x = atoms->x, .f = atoms->f};
+        .plan = &fs->plan, .box = box, .nall = nall, .x = atoms->x, .f = atoms->f};
     rc = grow_atom_arrays(fs, nall);
     if (!rc && !fs->replicated) {
         rc = hmd_halo_transport_setup(&fs->halo, &arrays);

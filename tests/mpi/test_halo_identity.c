@@ -109,9 +109,9 @@ static int open_transport(struct under_test *u, const char *name)
 }
 
 static int setup_transport(struct under_test *u, const struct hmd_halo_plan *plan,
-                           struct hmd_atoms *a)
+                           const struct hmd_box *box, struct hmd_atoms *a)
 {
-    struct hmd_halo_arrays arrays = {plan, hmd_atoms_nall(a), a->x, a->f};
+    struct hmd_halo_arrays arrays = {plan, box, hmd_atoms_nall(a), a->x, a->f};
     if (u->state) {
         int rc = hmd_cuda_state_reserve(u->state, a->nlocal, hmd_atoms_nall(a));
         if (rc) {
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
     CHECK(hmd_dd_borders(&plan, &mine, &box, &dd, cutoff) == 0, "borders");
     struct under_test u = {0};
     CHECK(open_transport(&u, transport) == 0, "transport %s: %s", transport, hmd_error_msg());
-    CHECK(setup_transport(&u, &plan, &mine) == 0, "setup: %s", hmd_error_msg());
+    CHECK(setup_transport(&u, &plan, &box, &mine) == 0, "setup: %s", hmd_error_msg());
     const int nall = hmd_atoms_nall(&mine), nghost = mine.nghost;
     /* every ghost is an image of the atom whose id it carries, present as often as expected */
     int *seen = calloc(natoms, sizeof(int));

@@ -126,6 +126,29 @@ template <typename T> int put(T *dst, const std::vector<T> &src, size_t n, cudaS
     return HMD_OK;
 }
 
+/* The swaps' shifts in cell `box` on the device, when they changed. */
+int update_shifts(self_transport *t, const hmd_box *box, cudaStream_t st)
+{
+    if (t->have_shifts && !memcmp(t->h, box->h, sizeof t->h)) {
+        return HMD_OK;
+    }
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    HMD_CUDA_CHECK(cudaStreamIsCapturing(st, &capturing));
+    if (capturing != cudaStreamCaptureStatusNone) {
+        return hmd_error_set(HMD_ESOFTWARE, "halo: the cell changed while a step was recorded");
+    }
+    std::vector<double> shift(3 * HMD_HALO_MAX_SWAPS, 0.0);
+    for (int s = 0; s < t->plan->nswap; s++) {
+        hmd_halo_swap_shift(&t->plan->swap[s], box, &shift[3 * s]);
+    }
+    HMD_CUDA_CHECK(cudaMemcpyAsync(t->shift, shift.data(), sizeof(double) * shift.size(),
+                                   cudaMemcpyHostToDevice, st));
+    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    memcpy(t->h, box->h, sizeof t->h);
+    t->have_shifts = true;
+    return HMD_OK;
+}
+
 int self_setup(void *self, const hmd_halo_arrays *a)
 {
     self_transport *t = (self_transport *)self;
@@ -165,30 +188,7 @@ int self_setup(void *self, const hmd_halo_arrays *a)
     rc = rc ? rc : put(t->child, t->h_child, nghost, 0);
     HMD_CUDA_CHECK(cudaDeviceSynchronize()); /* the host vectors may change after setup */
     t->have_shifts = false;
-    return rc;
-}
-
-/* The swaps' shifts in cell `box` on the device, when they changed. */
-int update_shifts(self_transport *t, const hmd_box *box, cudaStream_t st)
-{
-    if (t->have_shifts && !memcmp(t->h, box->h, sizeof t->h)) {
-        return HMD_OK;
-    }
-    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    HMD_CUDA_CHECK(cudaStreamIsCapturing(st, &capturing));
-    if (capturing != cudaStreamCaptureStatusNone) {
-        return hmd_error_set(HMD_ESOFTWARE, "halo: the cell changed while a step was recorded");
-    }
-    std::vector<double> shift(3 * HMD_HALO_MAX_SWAPS, 0.0);
-    for (int s = 0; s < t->plan->nswap; s++) {
-        hmd_halo_swap_shift(&t->plan->swap[s], box, &shift[3 * s]);
-    }
-    HMD_CUDA_CHECK(cudaMemcpyAsync(t->shift, shift.data(), sizeof(double) * shift.size(),
-                                   cudaMemcpyHostToDevice, st));
-    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
-    memcpy(t->h, box->h, sizeof t->h);
-    t->have_shifts = true;
-    return HMD_OK;
+    return rc ? rc : update_shifts(t, a->box, 0);
 }
 
 int self_forward(void *self, double *x, const hmd_box *box, void *stream)

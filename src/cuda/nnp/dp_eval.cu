@@ -63,6 +63,10 @@ struct hmd_cuda_dp {
     int sms, slot_warps; /* the GPU's SMs; compressed: slot_warps_setting (0: by size) */
     hmd_cuda_dp_io io;   /* the arrays of the call in progress (borrowed) */
     int nall;            /* atoms of the call in progress */
+    /* forces [cap_facc][3] and virial [9] summed exactly (cuda/exact_sum.cuh), then added to
+     * the caller's; *d_nall (device) the atoms of the last prepare */
+    hmd_exact *facc, *vacc;
+    int cap_facc, *d_nall;
     double *atom_y;      /* [cap_local] atomic energies */
     int *order;          /* [cap_local] */
     double *D, *dD;      /* DPA-1: [cap_local][dim] */
@@ -367,8 +371,21 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
 {
     const hmd_cuda_model &g = dp->model;
     int rc = HMD_OK;
-    (void)nall;
-    if (nlocal > dp->cap_local) {
+    if (nall > dp->cap_facc || !dp->facc) {
+        const size_t old = (size_t)dp->cap_facc, cap = (size_t)nall + nall / 2 + 16;
+        rc = device_array(dp, &dp->facc, 3 * old, 3 * cap);
+        dp->cap_facc = rc ? 0 : (int)cap;
+    }
+    if (!rc && !dp->vacc) {
+        rc = device_array(dp, &dp->vacc, 0, 9);
+    }
+    if (!rc && !dp->d_nall) {
+        rc = device_array(dp, &dp->d_nall, 0, 1);
+    }
+    if (!rc) {
+        HMD_CUDA_CHECK(cudaMemcpy(dp->d_nall, &nall, sizeof nall, cudaMemcpyHostToDevice));
+    }
+    if (!rc && nlocal > dp->cap_local) {
         const size_t old = (size_t)dp->cap_local, cap = (size_t)nlocal + nlocal / 2 + 16;
         const size_t dpa1_dim = dp->dpa1 ? (size_t)dp->dim : 0;
         rc = device_array(dp, &dp->atom_y, old, cap);
@@ -712,12 +729,12 @@ template <typename A> int evaluate_se(hmd_cuda_dp *dp, int ncount)
             HMD_CUDA_LAUNCHED("gamma_from_dD");
             compressed_backward<A><<<tab_blocks, 32 * TAB_WARPS, backward_smem_bytes(g), st>>>(
                 dp->d_model, rows, split, ncount, dp->io.x, dp->io.type, idx, dp->slots, dp->gamma,
-                dp->io.f, dp->io.ev);
+                dp->facc, dp->vacc);
             HMD_CUDA_LAUNCHED("compressed_backward");
         } else {
             descriptor_backward<A><<<rows, T, bwd_bytes, st>>>(dp->d_model, ncount, dp->io.x,
                                                                dp->io.type, idx, dp->slots, dp->T,
-                                                               X, dp->io.f, dp->io.ev);
+                                                               X, dp->facc, dp->vacc);
             HMD_CUDA_LAUNCHED("descriptor_backward");
         }
     }
@@ -843,7 +860,7 @@ template <typename A> int evaluate_se_slots(hmd_cuda_dp *dp, int ncount)
             HMD_CUDA_LAUNCHED("slots_pxy");
             slots_forces<<<blocks_for(nslots, 256), 256, 0, st>>>(
                 dp->d_model, rows, ncount, dp->io.x, dp->io.type, idx, dp->slots, dp->slot_R,
-                dp->slot_jac, px, py, dp->io.f, dp->io.ev);
+                dp->slot_jac, px, py, dp->facc, dp->vacc);
             HMD_CUDA_LAUNCHED("slots_forces");
         }
     }
@@ -884,7 +901,7 @@ int evaluate_dpa1(hmd_cuda_dp *dp, int nlocal, int ncount)
         HMD_CUDA_LAUNCHED("gather_rows");
     }
     return hmd_cuda_dpa1_backward(dp->dpa1, st, dp->blas, nlocal, dp->nall, ncount, dp->io.x,
-                                  dp->io.type, dp->dD, dp->io.f, dp->io.ev);
+                                  dp->io.type, dp->dD, dp->facc, dp->vacc);
 }
 
 } // namespace
@@ -896,6 +913,9 @@ int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, const hmd_cuda_dp_io *io, int n
     dp->io = *io;
     dp->nall = nall;
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->atom_y, 0, sizeof(double) * nlocal, st));
+    /* over the capacity: the recorded size stays right while the array stays */
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->facc, 0, sizeof(hmd_exact) * 3 * dp->cap_facc, st));
+    HMD_CUDA_CHECK(cudaMemsetAsync(dp->vacc, 0, sizeof(hmd_exact) * 9, st));
     int rc = HMD_OK;
     if (nlocal > 0) {
         rc = dp->dpa1         ? evaluate_dpa1(dp, nlocal, ncount)
@@ -909,6 +929,11 @@ int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, const hmd_cuda_dp_io *io, int n
                                            io->ev + HMD_FORCE_EV_ENERGY, io->terms,
                                            io->atom_energy);
         HMD_CUDA_LAUNCHED("atomic_energies");
+        add_exact<<<blocks_for(3 * (size_t)dp->cap_facc, 256), 256, 0, st>>>(dp->d_nall, 3,
+                                                                             dp->facc, io->f);
+        HMD_CUDA_LAUNCHED("add_exact");
+        add_exact<<<1, 32, 0, st>>>(NULL, 9, dp->vacc, io->ev + HMD_FORCE_EV_VIRIAL);
+        HMD_CUDA_LAUNCHED("add_exact");
     }
     dp->io = hmd_cuda_dp_io{};
     return rc;

@@ -5,6 +5,7 @@
 #ifndef HMD_CUDA_DPA1_BACKWARD_CUH
 #define HMD_CUDA_DPA1_BACKWARD_CUH
 
+#include "cuda/exact_sum.cuh"
 #include "cuda/nnp/dpa1_device.cuh"
 #include "cuda/nnp/tf32x3.cuh"
 
@@ -341,14 +342,14 @@ template <typename V>
 __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *type,
                         const int *nlive, const int *off, const int *livej, const int *nbr,
                         const double *dRin, const V *dr0, int dr0_stride, const double *rhat,
-                        const double *unorm, const double *drhat, const double *dsw, double *f,
-                        double *virial)
+                        const double *unorm, const double *drhat, const double *dsw, hmd_exact *f,
+                        hmd_exact *virial)
 {
-    __shared__ double vir[9];
+    __shared__ hmd_exact vir[9];
     const int i = blockIdx.x, ti = type[i], nnei = g.nnei;
     const bool counted = i < ncount;
     if (threadIdx.x < 9) {
-        vir[threadIdx.x] = 0.0;
+        vir[threadIdx.x] = hmd_exact{0, 0};
     }
     __syncthreads();
     double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, fi[3] = {0, 0, 0};
@@ -393,7 +394,7 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
                 v = __dadd_rn(v, __dmul_rn(dR[c] / std[c], jac[c][q]));
             }
             gr[q] = v;
-            atomicAdd(&f[3 * nb + q], -v);
+            hmd_exact_add(&f[3 * nb + q], -v);
             fi[q] += v;
         }
         for (int a = 0; a < 3 && counted; a++) {
@@ -410,15 +411,15 @@ __global__ void k_force(dpa1_model g, int ncount, const double *x, const int *ty
     }
     if (threadIdx.x % 32 == 0) {
         for (int q = 0; q < 3; q++) {
-            atomicAdd(&f[3 * i + q], fi[q]);
+            hmd_exact_add(&f[3 * i + q], fi[q]);
         }
         for (int q = 0; q < 9 && counted; q++) {
-            atomicAdd(&vir[q], w[q]);
+            hmd_exact_add(&vir[q], w[q]);
         }
     }
     __syncthreads();
     if (counted && threadIdx.x < 9) {
-        atomicAdd(&virial[threadIdx.x], vir[threadIdx.x]);
+        hmd_exact_add_exact(&virial[threadIdx.x], vir[threadIdx.x]);
     }
 }
 

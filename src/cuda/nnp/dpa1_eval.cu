@@ -790,8 +790,8 @@ int forward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nloca
 /* hmd_cuda_dpa1_backward after its checks, with the network in scalar V. */
 template <typename V>
 int backward_in(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal, int ncount,
-                const double *d_x, const int *d_type, const double *d_dD, double *d_f,
-                double *d_virial)
+                const double *d_x, const int *d_type, const double *d_dD, hmd_exact *d_f,
+                hmd_exact *d_virial)
 {
     const dpa1_model &g = a->g;
     const scratch<V> &s = scratch_of(a, V());
@@ -895,7 +895,7 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas
 
 int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
                            int nall, int ncount, const double *d_x, const int *d_type,
-                           const double *d_dD, double *d_f, double *d_virial)
+                           const double *d_dD, hmd_exact *d_f, hmd_exact *d_virial)
 {
     if (nlocal <= 0) {
         return HMD_OK;

@@ -19,6 +19,7 @@
 #include <cublas_v2.h>
 
 #include "cuda/cuda_internal.cuh"
+#include "cuda/exact_sum.cuh"
 
 struct hmd_cuda_dpa1;
 
@@ -61,13 +62,13 @@ int hmd_cuda_dpa1_forward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas
 
 /* Reverse pass of the latest forward (same nlocal, d_x, d_type): given d_dD [nlocal][dim_descrpt]
  * = dE/dD (eV; rows of atoms without a gradient must be zero, the type-embedding columns are
- * ignored), adds F = -dE/dx into d_f [nall][3] (eV/Å) with atomics and the virial
- * W_ab = -sum_pairs dE/dd_ij,a d_ij,b (eV) of the centres i < ncount into d_virial [9]
- * (ncount <= 0 means nlocal, as out->ncount in dp_eval.c). Both are zeroed by the caller.
+ * ignored), adds F = -dE/dx into the exact accumulators d_f [nall][3] (eV/Å,
+ * cuda/exact_sum.cuh) and the virial W_ab = -sum_pairs dE/dd_ij,a d_ij,b (eV) of the centres
+ * i < ncount into d_virial [9] (ncount <= 0 means nlocal, as out->ncount in dp_eval.c).
  * Returns HMD_OK or HMD_ESOFTWARE. */
 int hmd_cuda_dpa1_backward(hmd_cuda_dpa1 *a, cudaStream_t st, cublasHandle_t blas, int nlocal,
                            int nall, int ncount, const double *d_x, const int *d_type,
-                           const double *d_dD, double *d_f, double *d_virial);
+                           const double *d_dD, hmd_exact *d_f, hmd_exact *d_virial);
 
 /* Device memory the context holds: model data and scratch (bytes). */
 size_t hmd_cuda_dpa1_device_bytes(const hmd_cuda_dpa1 *a);

@@ -131,15 +131,15 @@ __device__ void slot_grad(const double px[4], const double py[4], const double *
 }
 
 /* Adds a live slot's dE/dd gr (slot_grad) between centre i and neighbour nb: -gr onto the
- * neighbour's force (atomically), +gr into the caller's centre force fi, and -gr (x) d into its
- * virial w (d = x_nb - x_i). */
-__device__ void add_slot_force(const double *x, int i, int nb, const double gr[3], double *f,
+ * neighbour's force (exactly, cuda/exact_sum.cuh), +gr into the caller's centre force fi, and
+ * -gr (x) d into its virial w (d = x_nb - x_i). */
+__device__ void add_slot_force(const double *x, int i, int nb, const double gr[3], hmd_exact *f,
                                double fi[3], double w[9])
 {
     double d[3];
     for (int q = 0; q < 3; q++) {
         d[q] = x[3 * nb + q] - x[3 * i + q];
-        atomicAdd(&f[3 * nb + q], -gr[q]);
+        hmd_exact_add(&f[3 * nb + q], -gr[q]);
         fi[q] += gr[q];
     }
     for (int u = 0; u < 3; u++) {
@@ -161,8 +161,8 @@ __device__ void stage_rows(const double *src, int M, int M2, int ld, double *dst
 template <typename A>
 __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const double *x,
                                     const int *type, const int *idx, const int *slots_all,
-                                    const double *T_in, const double *dD_in, double *f,
-                                    double *virial)
+                                    const double *T_in, const double *dD_in, hmd_exact *f,
+                                    hmd_exact *virial)
 {
     const hmd_cuda_model &m = *mp;
     extern __shared__ double sh[];
@@ -174,7 +174,7 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
         s.T[e] = T_in[(size_t)row * M * 4 + e];
     }
     if (threadIdx.x < 9) {
-        s.vir[threadIdx.x] = 0.0;
+        s.vir[threadIdx.x] = hmd_exact{0, 0};
     }
     __syncthreads();
     const double inv = 1.0 / m.nnei;
@@ -231,18 +231,18 @@ __global__ void descriptor_backward(const hmd_cuda_model *mp, int ncount, const 
     }
     if (lane == 0) {
         for (int q = 0; q < 3; q++) {
-            atomicAdd(&f[3 * i + q], fi[q]);
+            hmd_exact_add(&f[3 * i + q], fi[q]);
         }
     }
     if (i < ncount) {
         if (lane == 0) {
             for (int e = 0; e < 9; e++) {
-                atomicAdd(&s.vir[e], w[e]);
+                hmd_exact_add(&s.vir[e], w[e]);
             }
         }
         __syncthreads();
         if (threadIdx.x < 9) {
-            atomicAdd(&virial[threadIdx.x], s.vir[threadIdx.x]);
+            hmd_exact_add_exact(&virial[threadIdx.x], s.vir[threadIdx.x]);
         }
     }
 }
@@ -301,6 +301,18 @@ __global__ void atomic_energies(const hmd_cuda_model *mp, int nlocal, int ncount
         if (term) {
             *term += part[0];
         }
+    }
+}
+
+/* out[e] += the exact sum acc[e] (cuda/exact_sum.cuh) for e < scale * *count, or e < scale
+ * when count is NULL (a count on the device, so that a recorded launch over a capacity stays
+ * right while the count changes). */
+__global__ void add_exact(const int *count, int scale, const hmd_exact *acc, double *out)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t n = count ? (size_t)scale * *count : (size_t)scale;
+    if (e < n) {
+        out[e] += hmd_exact_value(acc[e]);
     }
 }
 

@@ -239,16 +239,16 @@ template <typename A>
 __global__ void __launch_bounds__(32 * TAB_WARPS, TAB_BWD_BLOCKS_PER_SM)
     compressed_backward(const hmd_cuda_model *mp, int rows, int split, int ncount, const double *x,
                         const int *type, const int *idx, const int *slots_all, const double *gamma,
-                        double *f, double *virial)
+                        hmd_exact *f, hmd_exact *virial)
 {
     const hmd_cuda_model &m = *mp;
     /* [TAB_WARPS][32][8] px and py of a batch of slots, the slot lists */
     extern __shared__ double tab_batch[];
-    __shared__ double vir[9];
+    __shared__ hmd_exact vir[9];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int row = (blockIdx.x * TAB_WARPS + warp) / split;
     if (threadIdx.x < 9) {
-        vir[threadIdx.x] = 0.0;
+        vir[threadIdx.x] = hmd_exact{0, 0};
     }
     __syncthreads();
     if (row < rows) { /* a whole warp */
@@ -323,16 +323,16 @@ __global__ void __launch_bounds__(32 * TAB_WARPS, TAB_BWD_BLOCKS_PER_SM)
         }
         if (lane == 0) {
             for (int q = 0; q < 3; q++) {
-                atomicAdd(&f[3 * i + q], fi[q]);
+                hmd_exact_add(&f[3 * i + q], fi[q]);
             }
             for (int e = 0; e < 9 && i < ncount; e++) {
-                atomicAdd(&vir[e], w[e]);
+                hmd_exact_add(&vir[e], w[e]);
             }
         }
     }
     __syncthreads();
     if (threadIdx.x < 9) {
-        atomicAdd(&virial[threadIdx.x], vir[threadIdx.x]);
+        hmd_exact_add_exact(&virial[threadIdx.x], vir[threadIdx.x]);
     }
 }
 

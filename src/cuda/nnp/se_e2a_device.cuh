@@ -6,6 +6,7 @@
 #define HMD_CUDA_SE_E2A_DEVICE_CUH
 
 #include "cuda/cuda_internal.cuh"
+#include "cuda/exact_sum.cuh"
 
 namespace
 {
@@ -192,16 +193,16 @@ __device__ void embed_layer(const hmd_cuda_layer &L, int rows, int n_in, const I
 /* Shared-memory layout of the descriptor kernels: doubles, then the embedding buffer of the
  * scalar the embedding runs in, then ints. */
 struct smem {
-    double *R;     /* [nnei][4] */
-    double *s;     /* [NB] batch inputs */
-    double *T;     /* [M][4] */
-    double *gamma; /* [4][M] */
-    double *vir;   /* [9] */
-    double *jac;   /* [nnei][4][3] dR/dd of every slot (the backward pass) */
-    void *buf;     /* [4 NB max_width] of the embedding's scalar */
-    int *live;     /* [nnei] live slots of each block, back to back from the block start */
-    int *nlive;    /* [ntypes] */
-    int *filled;   /* [ntypes] occupied slots of each block */
+    double *R;      /* [nnei][4] */
+    double *s;      /* [NB] batch inputs */
+    double *T;      /* [M][4] */
+    double *gamma;  /* [4][M] */
+    hmd_exact *vir; /* [9] the block's virial */
+    double *jac;    /* [nnei][4][3] dR/dd of every slot (the backward pass) */
+    void *buf;      /* [4 NB max_width] of the embedding's scalar */
+    int *live;      /* [nnei] live slots of each block, back to back from the block start */
+    int *nlive;     /* [ntypes] */
+    int *filled;    /* [ntypes] occupied slots of each block */
 };
 
 /* Doubles the embedding buffer of scalar size `abytes` takes: 4 NB max_width scalars (the
@@ -217,7 +218,7 @@ __host__ __device__ size_t smem_bytes(int nnei, int M, int max_width, int ntypes
                                       size_t abytes)
 {
     const size_t doubles =
-        (size_t)nnei * (jac ? 16 : 4) + NB + (size_t)M * 8 + 9 + buf_doubles(max_width, abytes);
+        (size_t)nnei * (jac ? 16 : 4) + NB + (size_t)M * 8 + 18 + buf_doubles(max_width, abytes);
     return doubles * sizeof(double) + sizeof(int) * ((size_t)nnei + 2 * ntypes);
 }
 
@@ -229,8 +230,8 @@ __device__ smem carve(const hmd_cuda_model &m, double *base, bool jac, size_t ab
     s.s = s.R + (size_t)m.nnei * 4;
     s.T = s.s + NB;
     s.gamma = s.T + (size_t)m.M * 4;
-    s.vir = s.gamma + (size_t)m.M * 4;
-    s.jac = s.vir + 9;
+    s.vir = (hmd_exact *)(s.gamma + (size_t)m.M * 4);
+    s.jac = (double *)(s.vir + 9);
     double *buf = s.jac + (jac ? (size_t)m.nnei * 12 : 0);
     s.buf = buf;
     s.live = (int *)(buf + buf_doubles(m.max_width, abytes));

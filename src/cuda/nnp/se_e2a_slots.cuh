@@ -355,17 +355,17 @@ __device__ double run_sum(double v, int key)
 /* Forces and virial from px = G gamma and py = dG gamma ([slot][4] each, block layout) of every
  * live slot (descriptor_backward's per-row part). One thread per slot; the force on each centre
  * is summed over its slots in the warp (run_sum) and the virial over the warp before their
- * atomic adds (an atomic add of every thread on the same addresses queued them one behind
- * another). Launched with a multiple of 32 threads a block. */
+ * exact adds (cuda/exact_sum.cuh; an atomic add of every thread on the same addresses queued
+ * them one behind another). Launched with a multiple of 32 threads a block. */
 __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, const double *x,
                              const int *type, const int *idx, const int *slots_all, const double *R,
-                             const double *jac, const double *px, const double *py, double *f,
-                             double *virial)
+                             const double *jac, const double *px, const double *py, hmd_exact *f,
+                             hmd_exact *virial)
 {
     const hmd_cuda_model &m = *mp;
-    __shared__ double vir[9];
+    __shared__ hmd_exact vir[9];
     if (threadIdx.x < 9) {
-        vir[threadIdx.x] = 0.0;
+        vir[threadIdx.x] = hmd_exact{0, 0};
     }
     __syncthreads();
     double w[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, fi[3] = {0, 0, 0};
@@ -382,7 +382,7 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
                       jac + 12 * p, gr);
             for (int q = 0; q < 3; q++) {
                 d[q] = x[3 * nb + q] - x[3 * i + q];
-                atomicAdd(&f[3 * nb + q], -gr[q]);
+                hmd_exact_add(&f[3 * nb + q], -gr[q]);
                 fi[q] = gr[q];
             }
             if (i < ncount) {
@@ -400,7 +400,7 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
     const int lane = threadIdx.x % 32, before = __shfl_up_sync(0xffffffffu, row, 1);
     if (in && (lane == 0 || before != row)) { /* the first of the row's slots in this warp */
         for (int q = 0; q < 3; q++) {
-            atomicAdd(&f[3 * i + q], fi[q]);
+            hmd_exact_add(&f[3 * i + q], fi[q]);
         }
     }
     for (int q = 0; q < 9; q++) {
@@ -408,12 +408,12 @@ __global__ void slots_forces(const hmd_cuda_model *mp, int rows, int ncount, con
     }
     if (lane == 0) {
         for (int q = 0; q < 9; q++) {
-            atomicAdd(&vir[q], w[q]);
+            hmd_exact_add(&vir[q], w[q]);
         }
     }
     __syncthreads();
     if (threadIdx.x < 9) {
-        atomicAdd(&virial[threadIdx.x], vir[threadIdx.x]);
+        hmd_exact_add_exact(&virial[threadIdx.x], vir[threadIdx.x]);
     }
 }
 
