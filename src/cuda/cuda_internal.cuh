@@ -265,8 +265,19 @@ size_t hmd_cuda_dp_device_bytes(const struct hmd_cuda_dp *dp);
 /* Frees the context (NULL is fine). */
 void hmd_cuda_dp_destroy(struct hmd_cuda_dp *dp);
 
-/* Bounding box lo/hi (Å) of the device positions d_x [n][3], for the cell list: a reduction on
- * stream st, then a copy to the host. Synchronises. */
-int hmd_cuda_bounds_device(int n, const double *d_x, cudaStream_t st, double lo[3], double hi[3]);
+/* Bounding box lo/hi (Å) of the host positions x [n][3], for the cell list. */
+static inline void hmd_cuda_bounds(int n, const double *x, double lo[3], double hi[3])
+{
+    for (int d = 0; d < 3; d++) {
+        lo[d] = n > 0 ? x[d] : 0.0;
+        hi[d] = lo[d];
+    }
+    for (int i = 1; i < n; i++) {
+        for (int d = 0; d < 3; d++) {
+            lo[d] = fmin(lo[d], x[3 * i + d]);
+            hi[d] = fmax(hi[d], x[3 * i + d]);
+        }
+    }
+}
 
 #endif /* HMD_CUDA_CUDA_INTERNAL_CUH */

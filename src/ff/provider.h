@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/atoms.h"
 #include "core/box.h"
 #include "nbr/nbr_list.h"
 
@@ -56,6 +57,9 @@ struct hmd_force_io {
     double *atom_energy; /* [nlocal] per-atom energies: ADDED to, or NULL when not wanted */
     double *atom_virial; /* [nall][9] per-atom virials: ADDED to, or NULL (host only) */
     void *stream;        /* device providers: the cudaStream_t to queue on; NULL on the host */
+    const struct hmd_atoms *host; /* prepare of a device provider: the host's copy of the same
+                                     atoms (list steps happen on the host), to read instead of
+                                     copying back; NULL otherwise */
 };
 
 struct hmd_force_provider_ops {

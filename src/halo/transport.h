@@ -28,6 +28,7 @@ struct hmd_halo_arrays {
     int nall;                         /* home atoms and ghosts */
     double *x, *f; /* [cap][3] positions and forces the calls will pass: a device transport may
                       require these very arrays (nvshmem: on the symmetric heap) */
+    void *stream;  /* device transports: the stream the set-up's copies are queued on */
 };
 
 struct hmd_halo_transport_ops {

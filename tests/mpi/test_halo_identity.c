@@ -111,7 +111,7 @@ static int open_transport(struct under_test *u, const char *name)
 static int setup_transport(struct under_test *u, const struct hmd_halo_plan *plan,
                            const struct hmd_box *box, struct hmd_atoms *a)
 {
-    struct hmd_halo_arrays arrays = {plan, box, hmd_atoms_nall(a), a->x, a->f};
+    struct hmd_halo_arrays arrays = {plan, box, hmd_atoms_nall(a), a->x, a->f, NULL};
     if (u->state) {
         int rc = hmd_cuda_state_reserve(u->state, a->nlocal, hmd_atoms_nall(a));
         if (rc) {
@@ -120,6 +120,7 @@ static int setup_transport(struct under_test *u, const struct hmd_halo_plan *pla
         const struct hmd_cuda_atoms d = hmd_cuda_state_atoms(u->state);
         arrays.x = d.x;
         arrays.f = d.f;
+        arrays.stream = d.stream;
     }
     return hmd_halo_transport_setup(&u->t, &arrays);
 }

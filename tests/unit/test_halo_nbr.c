@@ -154,7 +154,7 @@ static void check_cell(const double h[3][3], const bool pbc[3], int n, double rc
     assert_int_equal(hmd_dd_borders(&plan, &a, &box, &dd, rc), HMD_OK);
     struct hmd_halo_transport host = {0};
     assert_int_equal(hmd_halo_transport_open_host(&host), HMD_OK);
-    const struct hmd_halo_arrays arrays = {&plan, &box, hmd_atoms_nall(&a), a.x, a.f};
+    const struct hmd_halo_arrays arrays = {&plan, &box, hmd_atoms_nall(&a), a.x, a.f, NULL};
     assert_int_equal(hmd_halo_transport_setup(&host, &arrays), HMD_OK);
     const int nall = hmd_atoms_nall(&a);
     /* every ghost is its owner (same id) displaced by a whole lattice vector */

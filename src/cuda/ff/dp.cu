@@ -11,11 +11,10 @@ namespace
 {
 
 struct dp_device {
-    hmd_cuda_dp *dp;            /* owned */
-    const hmd_dp_model *model;  /* borrowed */
-    int type0;                  /* DPA-1's padding type */
-    double skin;                /* Å: the list cut-off is rcut + skin */
-    std::vector<int> type_home; /* host copy of the home atoms' types at prepare */
+    hmd_cuda_dp *dp;           /* owned */
+    const hmd_dp_model *model; /* borrowed */
+    int type0;                 /* DPA-1's padding type */
+    double skin;               /* Å: the list cut-off is rcut + skin */
 };
 
 double dp_cutoff(const void *self)
@@ -38,18 +37,15 @@ int dp_prepare(void *self, const hmd_force_io *io)
     if (rc) {
         return rc;
     }
-    /* the fitting nets group the home atoms by type: their types come to the host */
-    d->type_home.resize((size_t)io->nlocal + 1);
-    if (io->nlocal > 0) {
-        HMD_CUDA_CHECK(cudaMemcpyAsync(d->type_home.data(), io->type, sizeof(int) * io->nlocal,
-                                       cudaMemcpyDeviceToHost, st));
-        HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    if (!io->host) {
+        return hmd_error_set(HMD_ESOFTWARE, "deep-potential (GPU): prepare without the host's "
+                                            "copy of the atoms");
     }
-    rc = hmd_cuda_dp_prepare(d->dp, io->nlocal, io->nall, d->type_home.data(), d->type0);
+    /* the fitting nets group the home atoms by type, the cell list bins the atoms: both from
+     * the host's copy, which the list step has just made */
+    rc = hmd_cuda_dp_prepare(d->dp, io->nlocal, io->nall, io->host->type, d->type0);
     double lo[3], hi[3];
-    if (!rc) {
-        rc = hmd_cuda_bounds_device(io->nall, io->x, st, lo, hi);
-    }
+    hmd_cuda_bounds(io->nall, io->host->x, lo, hi);
     return rc ? rc
               : hmd_cuda_dp_build_list(d->dp, io->nlocal, io->nall, io->x, lo, hi,
                                        d->model->rcut + d->skin);
@@ -137,6 +133,7 @@ hmd_force_io device_io(const offload *o, const hmd_force_io *io)
     d.atom_energy = io->atom_energy ? o->atom_energy : NULL;
     d.atom_virial = NULL;
     d.stream = a.stream;
+    d.host = NULL;
     return d;
 }
 
@@ -180,7 +177,8 @@ int offload_prepare(void *self, const hmd_force_io *io)
     if (rc) {
         return rc;
     }
-    const hmd_force_io d = device_io(o, io);
+    hmd_force_io d = device_io(o, io);
+    d.host = &a;
     return hmd_force_provider_prepare(&o->device, &d);
 }
 

@@ -141,9 +141,9 @@ int update_shifts(self_transport *t, const hmd_box *box, cudaStream_t st)
     for (int s = 0; s < t->plan->nswap; s++) {
         hmd_halo_swap_shift(&t->plan->swap[s], box, &shift[3 * s]);
     }
+    /* from pageable memory: staged before the call returns, so `shift` may go */
     HMD_CUDA_CHECK(cudaMemcpyAsync(t->shift, shift.data(), sizeof(double) * shift.size(),
                                    cudaMemcpyHostToDevice, st));
-    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
     memcpy(t->h, box->h, sizeof t->h);
     t->have_shifts = true;
     return HMD_OK;
@@ -180,15 +180,16 @@ int self_setup(void *self, const hmd_halo_arrays *a)
         return rc;
     }
     const int counts[2] = {nlocal, nghost};
-    HMD_CUDA_CHECK(cudaMemcpy(t->counts, counts, sizeof counts, cudaMemcpyHostToDevice));
-    rc = put(t->root, t->h_root, nghost, 0);
-    rc = rc ? rc : put(t->chain_offset, t->h_chain_offset, (size_t)nghost + 1, 0);
-    rc = rc ? rc : put(t->chain, t->h_chain, total, 0);
-    rc = rc ? rc : put(t->child_offset, t->h_child_offset, (size_t)a->nall + 1, 0);
-    rc = rc ? rc : put(t->child, t->h_child, nghost, 0);
-    HMD_CUDA_CHECK(cudaDeviceSynchronize()); /* the host vectors may change after setup */
+    /* queued on the step's stream from pageable memory (staged before each call returns) */
+    cudaStream_t st = (cudaStream_t)a->stream;
+    HMD_CUDA_CHECK(cudaMemcpyAsync(t->counts, counts, sizeof counts, cudaMemcpyHostToDevice, st));
+    rc = put(t->root, t->h_root, nghost, st);
+    rc = rc ? rc : put(t->chain_offset, t->h_chain_offset, (size_t)nghost + 1, st);
+    rc = rc ? rc : put(t->chain, t->h_chain, total, st);
+    rc = rc ? rc : put(t->child_offset, t->h_child_offset, (size_t)a->nall + 1, st);
+    rc = rc ? rc : put(t->child, t->h_child, nghost, st);
     t->have_shifts = false;
-    return rc ? rc : update_shifts(t, a->box, 0);
+    return rc ? rc : update_shifts(t, a->box, st);
 }
 
 int self_forward(void *self, double *x, const hmd_box *box, void *stream)

@@ -506,10 +506,11 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct
     HMD_CUDA_CHECK(cudaMemcpyAsync(md->x_build, a->x, sizeof(double) * 3 * nlocal,
                                    cudaMemcpyHostToDevice, st));
     HMD_CUDA_CHECK(cudaMemsetAsync(md->scal + S_MAXD2, 0, sizeof(double), st));
-    const hmd_halo_arrays arrays = {plan, box, nall, d.x, d.f};
+    const hmd_halo_arrays arrays = {plan, box, nall, d.x, d.f, d.stream};
     rc = hmd_halo_transport_setup(md->halo, &arrays);
     for (int p = 0; p < md->nproviders && !rc; p++) {
-        const hmd_force_io io = device_io(md, p);
+        hmd_force_io io = device_io(md, p);
+        io.host = a;
         rc = hmd_force_provider_prepare(&md->providers[p], &io);
     }
     if (!rc && forces_s) {

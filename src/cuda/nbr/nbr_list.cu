@@ -7,8 +7,6 @@
 
 #include <cub/device/device_scan.cuh>
 
-#include <algorithm>
-
 namespace
 {
 
@@ -241,79 +239,6 @@ int hmd_nbr_list_build_cuda(struct hmd_cuda_nbr *nl, int nlocal, int nall, const
     return rc ? rc
               : hmd_error_set(HMD_ESOFTWARE, "GPU neighbour list: still too many neighbours "
                                              "after regrowing");
-}
-
-namespace
-{
-
-/* Doubles as unsigned integers of the same order (negative numbers reversed), so that min and
- * max are integer atomics. */
-__device__ unsigned long long ordered_key(double v)
-{
-    const long long b = __double_as_longlong(v);
-    return b >= 0 ? (unsigned long long)b ^ 0x8000000000000000ull : ~(unsigned long long)b;
-}
-
-double key_value(unsigned long long k)
-{
-    const unsigned long long b = (k & 0x8000000000000000ull) ? k ^ 0x8000000000000000ull : ~k;
-    double v;
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
-
-/* keys[0..2] the smallest, keys[3..5] the largest coordinate of x [n][3]. */
-__global__ void bounds_kernel(int n, const double *x, unsigned long long *keys)
-{
-    __shared__ unsigned long long lo[3], hi[3];
-    if (threadIdx.x < 3) {
-        lo[threadIdx.x] = ~0ull;
-        hi[threadIdx.x] = 0ull;
-    }
-    __syncthreads();
-    unsigned long long l[3] = {~0ull, ~0ull, ~0ull}, h[3] = {0ull, 0ull, 0ull};
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        for (int d = 0; d < 3; d++) {
-            const unsigned long long k = ordered_key(x[3 * i + d]);
-            l[d] = k < l[d] ? k : l[d];
-            h[d] = k > h[d] ? k : h[d];
-        }
-    }
-    for (int d = 0; d < 3; d++) {
-        atomicMin(&lo[d], l[d]);
-        atomicMax(&hi[d], h[d]);
-    }
-    __syncthreads();
-    if (threadIdx.x < 3) {
-        atomicMin(&keys[threadIdx.x], lo[threadIdx.x]);
-        atomicMax(&keys[3 + threadIdx.x], hi[threadIdx.x]);
-    }
-}
-
-} // namespace
-
-int hmd_cuda_bounds_device(int n, const double *d_x, cudaStream_t st, double lo[3], double hi[3])
-{
-    for (int d = 0; d < 3; d++) {
-        lo[d] = hi[d] = 0.0;
-    }
-    if (n <= 0) {
-        return HMD_OK;
-    }
-    unsigned long long *keys = NULL, host[6] = {~0ull, ~0ull, ~0ull, 0ull, 0ull, 0ull};
-    HMD_CUDA_CHECK(cudaMallocAsync((void **)&keys, sizeof host, st));
-    HMD_CUDA_CHECK(cudaMemcpyAsync(keys, host, sizeof host, cudaMemcpyHostToDevice, st));
-    const int threads = 256, blocks = std::min((n + threads - 1) / threads, 1024);
-    bounds_kernel<<<blocks, threads, 0, st>>>(n, d_x, keys);
-    HMD_CUDA_LAUNCHED("bounds_kernel");
-    HMD_CUDA_CHECK(cudaMemcpyAsync(host, keys, sizeof host, cudaMemcpyDeviceToHost, st));
-    HMD_CUDA_CHECK(cudaFreeAsync(keys, st));
-    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
-    for (int d = 0; d < 3; d++) {
-        lo[d] = key_value(host[d]);
-        hi[d] = key_value(host[3 + d]);
-    }
-    return HMD_OK;
 }
 
 void hmd_nbr_list_free_cuda(struct hmd_cuda_nbr *nl)

@@ -375,15 +375,23 @@ int reserve(hmd_cuda_dp *dp, int nlocal, int nall)
         const size_t old = (size_t)dp->cap_facc, cap = (size_t)nall + nall / 2 + 16;
         rc = device_array(dp, &dp->facc, 3 * old, 3 * cap);
         dp->cap_facc = rc ? 0 : (int)cap;
+        if (!rc) { /* zero between evaluations: drain_exact leaves it so */
+            HMD_CUDA_CHECK(cudaMemsetAsync(dp->facc, 0, sizeof(hmd_exact) * 3 * cap, dp->stream));
+        }
     }
     if (!rc && !dp->vacc) {
         rc = device_array(dp, &dp->vacc, 0, 9);
+        if (!rc) {
+            HMD_CUDA_CHECK(cudaMemsetAsync(dp->vacc, 0, sizeof(hmd_exact) * 9, dp->stream));
+        }
     }
     if (!rc && !dp->d_nall) {
         rc = device_array(dp, &dp->d_nall, 0, 1);
     }
     if (!rc) {
-        HMD_CUDA_CHECK(cudaMemcpy(dp->d_nall, &nall, sizeof nall, cudaMemcpyHostToDevice));
+        /* stream-ordered (pageable memory: staged before the call returns) */
+        HMD_CUDA_CHECK(
+            cudaMemcpyAsync(dp->d_nall, &nall, sizeof nall, cudaMemcpyHostToDevice, dp->stream));
     }
     if (!rc && nlocal > dp->cap_local) {
         const size_t old = (size_t)dp->cap_local, cap = (size_t)nlocal + nlocal / 2 + 16;
@@ -598,7 +606,6 @@ int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int 
     if (!order.empty()) {
         HMD_CUDA_CHECK(cudaMemcpyAsync(dp->order, order.data(), sizeof(int) * order.size(),
                                        cudaMemcpyHostToDevice, dp->stream));
-        HMD_CUDA_CHECK(cudaStreamSynchronize(dp->stream)); /* `order` goes out of scope */
     }
     return HMD_OK;
 }
@@ -913,9 +920,6 @@ int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, const hmd_cuda_dp_io *io, int n
     dp->io = *io;
     dp->nall = nall;
     HMD_CUDA_CHECK(cudaMemsetAsync(dp->atom_y, 0, sizeof(double) * nlocal, st));
-    /* over the capacity: the recorded size stays right while the array stays */
-    HMD_CUDA_CHECK(cudaMemsetAsync(dp->facc, 0, sizeof(hmd_exact) * 3 * dp->cap_facc, st));
-    HMD_CUDA_CHECK(cudaMemsetAsync(dp->vacc, 0, sizeof(hmd_exact) * 9, st));
     int rc = HMD_OK;
     if (nlocal > 0) {
         rc = dp->dpa1         ? evaluate_dpa1(dp, nlocal, ncount)
@@ -929,11 +933,10 @@ int hmd_cuda_dp_evaluate(struct hmd_cuda_dp *dp, const hmd_cuda_dp_io *io, int n
                                            io->ev + HMD_FORCE_EV_ENERGY, io->terms,
                                            io->atom_energy);
         HMD_CUDA_LAUNCHED("atomic_energies");
-        add_exact<<<blocks_for(3 * (size_t)dp->cap_facc, 256), 256, 0, st>>>(dp->d_nall, 3,
-                                                                             dp->facc, io->f);
-        HMD_CUDA_LAUNCHED("add_exact");
-        add_exact<<<1, 32, 0, st>>>(NULL, 9, dp->vacc, io->ev + HMD_FORCE_EV_VIRIAL);
-        HMD_CUDA_LAUNCHED("add_exact");
+        /* over the capacity, the count read on the device: the recorded launch stays right */
+        drain_exact<<<blocks_for(3 * (size_t)dp->cap_facc, 256), 256, 0, st>>>(
+            dp->d_nall, dp->facc, io->f, dp->vacc, io->ev + HMD_FORCE_EV_VIRIAL);
+        HMD_CUDA_LAUNCHED("drain_exact");
     }
     dp->io = hmd_cuda_dp_io{};
     return rc;

@@ -304,15 +304,21 @@ __global__ void atomic_energies(const hmd_cuda_model *mp, int nlocal, int ncount
     }
 }
 
-/* out[e] += the exact sum acc[e] (cuda/exact_sum.cuh) for e < scale * *count, or e < scale
- * when count is NULL (a count on the device, so that a recorded launch over a capacity stays
- * right while the count changes). */
-__global__ void add_exact(const int *count, int scale, const hmd_exact *acc, double *out)
+/* Adds the exact sums (cuda/exact_sum.cuh) of an evaluation to the caller's doubles and zeroes
+ * them for the next: f[e] += facc[e] for e < 3 * *nall (a count on the device, so that a launch
+ * recorded over a capacity stays right while the count changes), virial[e] += vacc[e] for
+ * e < 9. Between evaluations the accumulators are zero (they start so). */
+__global__ void drain_exact(const int *nall, hmd_exact *facc, double *f, hmd_exact *vacc,
+                            double *virial)
 {
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const size_t n = count ? (size_t)scale * *count : (size_t)scale;
-    if (e < n) {
-        out[e] += hmd_exact_value(acc[e]);
+    if (e < 3 * (size_t)*nall) {
+        f[e] += hmd_exact_value(facc[e]);
+        facc[e] = hmd_exact{0, 0};
+    }
+    if (e < 9) {
+        virial[e] += hmd_exact_value(vacc[e]);
+        vacc[e] = hmd_exact{0, 0};
     }
 }
 
