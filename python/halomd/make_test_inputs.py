@@ -36,20 +36,7 @@ BAD = os.path.join(DATA, "bad")
 
 TEXT_FILES = {
     "not_hdf5.dp": "this is not an HDF5 file\n",
-    # checkpoints (halomd run -cpi) against structures/deeppot_case1.xyz (6 atoms, cell 13 A)
-    "checkpoint_3atoms.cpt": (
-        '{"schema":"halomd-cpt-1","step":5,"dt_ps":0.0005,"thermostat_work_eV":0.0,"natoms":3,'
-        '"model":"m.dp","cell":[13,0,0,0,13,0,0,0,13],"positions_A":[0,0,0,1,0,0,0,1,0],'
-        '"velocities_A_per_ps":[0,0,0,0,0,0,0,0,0]}\n'),
-    "checkpoint_step50.cpt": (
-        '{"schema":"halomd-cpt-1","step":50,"dt_ps":0.0005,"thermostat_work_eV":0.0,"natoms":6,'
-        '"model":"m.dp","cell":[13,0,0,0,13,0,0,0,13],'
-        '"positions_A":[1,1,1,2,1,1,1,2,1,5,5,5,6,5,5,5,6,5],'
-        '"velocities_A_per_ps":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}\n'),
-    "checkpoint_no_velocities.cpt": (
-        '{"schema":"halomd-cpt-1","step":5,"dt_ps":0.0005,"thermostat_work_eV":0.0,"natoms":6,'
-        '"model":"m.dp","cell":[13,0,0,0,13,0,0,0,13],'
-        '"positions_A":[1,1,1,2,1,1,1,2,1,5,5,5,6,5,5,5,6,5]}\n'),
+    # a checkpoint of format 1 (JSON), which halomd now refuses with its own message
     "checkpoint_broken.cpt": '{"schema":"halomd-cpt-1","step":5,\n"dt_ps":\n',
     "model.pth": "PK\x03\x04 a TorchScript archive would start like this\n",
     # declares 6 atoms, holds 4

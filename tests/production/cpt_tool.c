@@ -5,6 +5,9 @@
  *                                       until killed; every number is a function of the step
  *   cpt_tool check PATH                 reads PATH and checks every number against its step;
  *                                       prints the step; exit 0, or 1 with the message
+ *   cpt_tool make PATH NATOMS STEP DT [CUT] a checkpoint for the command-line tests: atoms
+ *                                       in a 13 Å cube, at rest; CUT > 0 truncates the file
+ *                                       to CUT bytes, CUT < 0 flips the byte at -CUT
  *   cpt_tool mem PATH NATOMS            writes and reads back one checkpoint of NATOMS atoms
  *                                       and prints, as JSON, the peak memory of each beyond the
  *                                       arrays themselves (getrusage's high-water mark)
@@ -15,6 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "io/checkpoint.h"
@@ -56,6 +60,38 @@ static int check(const char *path, int64_t *step)
     return rc;
 }
 
+static int make(const char *path, int natoms, int64_t step, double dt, long cut)
+{
+    struct hmd_checkpoint c = {.step = step, .dt = dt, .natoms = natoms, .has_box = true};
+    c.h[0][0] = c.h[1][1] = c.h[2][2] = 13.0;
+    snprintf(c.model, sizeof c.model, "m.dp");
+    c.x = calloc(3 * (size_t)natoms, sizeof(double));
+    c.v = calloc(3 * (size_t)natoms, sizeof(double));
+    for (int i = 0; c.x && i < natoms; i++) { /* molecules of 3 atoms 4 Å apart */
+        c.x[3 * i] = 1.0 + (i % 3 == 1) + 4.0 * (i / 3);
+        c.x[3 * i + 1] = 1.0 + (i % 3 == 2) + 4.0 * (i / 3);
+        c.x[3 * i + 2] = 1.0 + 4.0 * (i / 3);
+    }
+    int rc = hmd_checkpoint_write(path, &c, NULL, 0);
+    free(c.x);
+    free(c.v);
+    if (rc) {
+        fprintf(stderr, "%s\n", hmd_error_msg());
+        return 1;
+    }
+    FILE *fp = cut ? fopen(path, "r+b") : NULL;
+    if (cut > 0 && (!fp || ftruncate(fileno(fp), cut) != 0)) {
+        return 1;
+    }
+    if (cut < 0) {
+        int b = fp && fseek(fp, -cut, SEEK_SET) == 0 ? fgetc(fp) : EOF;
+        if (b == EOF || fseek(fp, -cut, SEEK_SET) != 0 || fputc(b ^ 1, fp) == EOF) {
+            return 1;
+        }
+    }
+    return fp && fclose(fp) != 0 ? 1 : 0;
+}
+
 static long peak_kib(void)
 {
     struct rusage ru;
@@ -80,6 +116,10 @@ int main(int argc, char **argv)
         }
         printf("%" PRId64 "\n", step);
         return 0;
+    }
+    if (argc >= 6 && strcmp(argv[1], "make") == 0) {
+        return make(argv[2], atoi(argv[3]), atoll(argv[4]), atof(argv[5]),
+                    argc > 6 ? atol(argv[6]) : 0);
     }
     if (argc < 4) {
         fprintf(stderr, "usage: cpt_tool write|mem PATH NATOMS [COUNT] | check PATH\n");

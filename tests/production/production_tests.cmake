@@ -6,3 +6,33 @@ add_test(NAME unit.checkpoint_kill9
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/kill_loop.py $<TARGET_FILE:cpt_tool>
           ${CMAKE_CURRENT_BINARY_DIR}/tmp/kill9 60 40000)
 set_tests_properties(unit.checkpoint_kill9 PROPERTIES LABELS unit TIMEOUT 120)
+
+# -cpi refusals before any output (label cli): checkpoints made by cpt_tool in a fixture
+set(CPT ${CMAKE_CURRENT_BINARY_DIR}/cpt_inputs)
+set(CPT_CONF ${HMD_TEST_DATA}/structures/deeppot_case1.xyz) # 6 atoms in a 13 Å cell
+set(CPT_MODEL ${HMD_TEST_DATA}/models/deeppot.dp)
+set(CPT_OUTS md.log md.energy.csv md.xyz md.gro md.cpt)
+add_test(NAME cli.cpi_make_inputs COMMAND ${CMAKE_COMMAND} -E chdir ${CMAKE_CURRENT_BINARY_DIR}
+  sh -c "rm -rf ${CPT} && mkdir -p ${CPT} && T=$<TARGET_FILE:cpt_tool> && \
+$T make ${CPT}/checkpoint_3atoms.cpt 3 5 0.0005 && \
+$T make ${CPT}/checkpoint_step50.cpt 6 50 0.0005 && \
+$T make ${CPT}/truncated.cpt 6 5 0.0005 2000 && \
+$T make ${CPT}/damaged.cpt 6 5 0.0005 && $T make ${CPT}/damaged.cpt 6 6 0.0005 -3000")
+set_tests_properties(cli.cpi_make_inputs PROPERTIES LABELS cli FIXTURES_SETUP cpt_inputs)
+halomd_cli_test(NAME cpi_json EXIT 65 MATCH "checkpoint_broken.cpt is a JSON checkpoint of an earlier halomd"
+  KEEP ${CPT_OUTS} ARGS run -m ${CPT_MODEL} -c ${CPT_CONF} -cpi ${HMD_TEST_DATA}/bad/checkpoint_broken.cpt)
+halomd_cli_test(NAME cpi_truncated EXIT 65
+  MATCH "truncated.cpt: truncated .2000 of [0-9]+ bytes.; there is no previous checkpoint .*truncated_prev.cpt"
+  KEEP ${CPT_OUTS} ARGS run -m ${CPT_MODEL} -c ${CPT_CONF} -cpi ${CPT}/truncated.cpt)
+halomd_cli_test(NAME cpi_damaged EXIT 65
+  MATCH "damaged.cpt: damaged: the checksum of its contents does not match; the previous checkpoint .*damaged_prev.cpt is there"
+  KEEP ${CPT_OUTS} ARGS run -m ${CPT_MODEL} -c ${CPT_CONF} -cpi ${CPT}/damaged.cpt)
+halomd_cli_test(NAME cpi_natoms EXIT 65 MATCH "checkpoint_3atoms.cpt: 3 atoms in a cell, but .*has 6"
+  KEEP ${CPT_OUTS} ARGS run -m ${CPT_MODEL} -c ${CPT_CONF} -cpi ${CPT}/checkpoint_3atoms.cpt)
+halomd_cli_test(NAME cpi_dt EXIT 78 MATCH "dt = 0.001 ps, but the checkpoint .* dt = 0.0005 ps"
+  KEEP ${CPT_OUTS} ARGS run -m ${CPT_MODEL} -c ${CPT_CONF} -set dt=0.001 -nsteps 60
+  -cpi ${CPT}/checkpoint_step50.cpt)
+halomd_cli_test(NAME cpi_nothing_to_do EXIT 78 MATCH "nsteps = 40, but the checkpoint .* at step 50"
+  KEEP ${CPT_OUTS} ARGS run -m ${CPT_MODEL} -c ${CPT_CONF} -nsteps 40 -cpi ${CPT}/checkpoint_step50.cpt)
+set_tests_properties(cli.cpi_truncated cli.cpi_damaged cli.cpi_natoms cli.cpi_dt
+  cli.cpi_nothing_to_do PROPERTIES FIXTURES_REQUIRED cpt_inputs)
