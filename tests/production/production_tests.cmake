@@ -36,3 +36,13 @@ halomd_cli_test(NAME cpi_nothing_to_do EXIT 78 MATCH "nsteps = 40, but the check
   KEEP ${CPT_OUTS} ARGS run -m ${CPT_MODEL} -c ${CPT_CONF} -nsteps 40 -cpi ${CPT}/checkpoint_step50.cpt)
 set_tests_properties(cli.cpi_truncated cli.cpi_damaged cli.cpi_natoms cli.cpi_dt
   cli.cpi_nothing_to_do PROPERTIES FIXTURES_REQUIRED cpt_inputs)
+
+# Trajectory writers read back by other programs (label python): extended XYZ by ASE (velocities
+# included), H5MD and XTC by MDAnalysis, against the formulas of traj_tool.c. XTC needs
+# chemfiles (PyPI, installed into .pydeps by `make deps`).
+add_executable(traj_tool ${CMAKE_CURRENT_LIST_DIR}/traj_tool.c)
+target_link_libraries(traj_tool PRIVATE halomd_lib)
+add_test(NAME python.traj_readback
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/test_traj_readback.py
+          $<TARGET_FILE:traj_tool> ${CMAKE_CURRENT_BINARY_DIR}/tmp/traj ${CMAKE_SOURCE_DIR}/.pydeps)
+set_tests_properties(python.traj_readback PROPERTIES LABELS python)
