@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "core/elements.h"
@@ -177,6 +178,23 @@ static int end_header(struct data *d, const char *section)
                                  "%s:%d: the header before the first section ('%s') has no "
                                  "'<lo> <hi> %s' line",
                                  tf->path, tf->lineno, section, bounds[a]);
+        }
+    }
+    /* An atom takes a line of at least five fields ("1 1 0 0 0", 10 bytes) and a type at least
+     * a number somewhere: counts the rest of the file cannot hold are refused before anything
+     * is allocated for them. */
+    struct stat st;
+    const long here = ftell(tf->fp);
+    if (here >= 0 && fstat(fileno(tf->fp), &st) == 0 && S_ISREG(st.st_mode)) {
+        const long long left = (long long)st.st_size - here;
+        if (d->natoms > left / 10 + 1 || d->ntypes > left / 2 + 1) {
+            return hmd_error_set(HMD_EDATA,
+                                 "%s:%d: the header declares %lld atoms and %lld atom types, "
+                                 "more than the remaining %lld bytes of the file can hold: a "
+                                 "truncated or damaged file?",
+                                 tf->path,
+                                 d->natoms > left / 10 + 1 ? d->natoms_line : d->ntypes_line,
+                                 d->natoms, d->ntypes, left);
         }
     }
     d->mass = calloc((size_t)d->ntypes + 1, sizeof *d->mass);
