@@ -10,7 +10,6 @@
  */
 #include <ctype.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <string.h>
 
 #include "core/elements.h"
@@ -180,22 +179,14 @@ static int end_header(struct data *d, const char *section)
                                  tf->path, tf->lineno, section, bounds[a]);
         }
     }
-    /* An atom takes a line of at least five fields ("1 1 0 0 0", 10 bytes) and a type at least
+    /* An atom takes a line of at least five fields ("1 1 0 0 0", 10 bytes), a type at least
      * a number somewhere: counts the rest of the file cannot hold are refused before anything
-     * is allocated for them. */
-    struct stat st;
-    const long here = ftell(tf->fp);
-    if (here >= 0 && fstat(fileno(tf->fp), &st) == 0 && S_ISREG(st.st_mode)) {
-        const long long left = (long long)st.st_size - here;
-        if (d->natoms > left / 10 + 1 || d->ntypes > left / 2 + 1) {
-            return hmd_error_set(HMD_EDATA,
-                                 "%s:%d: the header declares %lld atoms and %lld atom types, "
-                                 "more than the remaining %lld bytes of the file can hold: a "
-                                 "truncated or damaged file?",
-                                 tf->path,
-                                 d->natoms > left / 10 + 1 ? d->natoms_line : d->ntypes_line,
-                                 d->natoms, d->ntypes, left);
-        }
+     * is allocated for them (4 bytes an atom here, so that a file cut inside an earlier
+     * section still gets that section's own message). */
+    int rc = hmd_text_check_count(tf, d->natoms, 4, "atoms", d->natoms_line);
+    rc = rc ? rc : hmd_text_check_count(tf, d->ntypes, 2, "atom types", d->ntypes_line);
+    if (rc) {
+        return rc;
     }
     d->mass = calloc((size_t)d->ntypes + 1, sizeof *d->mass);
     d->type_z = calloc((size_t)d->ntypes + 1, sizeof *d->type_z);

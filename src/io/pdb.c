@@ -190,6 +190,15 @@ static int end_frame(struct hmd_frame *frame, int *cap, const struct hmd_box *bo
     return status;
 }
 
+/* Whether the file's last byte is an end of line (or the file is not seekable). */
+static bool ends_with_newline(FILE *fp)
+{
+    if (fseek(fp, -1, SEEK_END) != 0) {
+        return true;
+    }
+    return fgetc(fp) == '\n';
+}
+
 int hmd_pdb_read(const char *path, struct hmd_frame **frames, int *nframes)
 {
     *frames = NULL;
@@ -225,12 +234,12 @@ int hmd_pdb_read(const char *path, struct hmd_frame **frames, int *nframes)
             goto free_frames;
         }
     }
-    if (more == 0 && !closed) {
-        /* every writer ends a frame with END or ENDMDL: without one the file was cut short */
+    if (more == 0 && !closed && !ends_with_newline(tf.fp)) {
+        /* cut inside a record: no END or ENDMDL after the last atom, no end of line */
         status = hmd_error_set(HMD_EDATA,
-                               "%s:%d: the file ends after the ATOM record of line %d without "
-                               "END or ENDMDL: truncated? (a complete PDB frame ends with END "
-                               "or ENDMDL)",
+                               "%s:%d: the file ends inside a record, after the ATOM record of "
+                               "line %d and without END or ENDMDL: truncated? (a complete PDB "
+                               "file ends its lines, and its frames with END or ENDMDL)",
                                path, tf.lineno, last_atom_line);
         goto free_frames;
     }

@@ -59,6 +59,9 @@ static int overlaps(const struct hmd_frame *f, const char *path, int index)
     const double w = HMD_STRUCTURE_MIN_DIST, w2 = w * w;
     int rc = HMD_OK;
     for (int i = 0; i < n && !rc; i++) {
+        if (!f->element[i][0]) {
+            continue; /* a virtual site (TIP4P's MW) sits close to its atom by design */
+        }
         wrapped(f, i, r[i]);
         for (int d = 0; d < 3; d++) {
             cell[i][d] = (int64_t)floor(r[i][d] / w);

@@ -6,7 +6,8 @@
  *   - overlapping atoms: two atoms closer than HMD_STRUCTURE_MIN_DIST Å (a duplicated line,
  *     two molecules pasted at one place); periodic images are compared after wrapping into the
  *     cell, so two atoms a cell vector apart overlap too. Pairs closer than that across a
- *     periodic face are not seen here (the neighbour list sees them).
+ *     periodic face are not seen here (the neighbour list sees them), nor sites without an
+ *     element (virtual sites such as TIP4P's MW, which the model's type map refuses anyway).
  * The overlap search bins atoms in cells of HMD_STRUCTURE_MIN_DIST through a hash table: time
  * and memory linear in the atom count.
  */

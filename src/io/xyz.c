@@ -383,6 +383,9 @@ static int read_frame(struct hmd_text_file *tf, struct hmd_frame *frame)
     }
     struct header hdr;
     status = parse_comment(tf, &hdr);
+    if (status == HMD_OK) { /* an atom line holds at least "X 0 0 0" */
+        status = hmd_text_check_count(tf, natoms, 8, "atoms", count_line);
+    }
     if (status == HMD_OK) {
         status = hmd_frame_alloc(frame, (int)natoms);
     }

@@ -14,4 +14,4 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 cd "$work"
 exec "$out/fuzz_$target" -max_total_time="$seconds" -malloc_limit_mb=256 -rss_limit_mb=2048 \
-    -timeout=10 -max_len=65536 -print_final_stats=1 -artifact_prefix="$work/" "$@" corpus
+    -timeout=10 -print_final_stats=1 -artifact_prefix="$work/" "$@" corpus

@@ -46,3 +46,28 @@ add_test(NAME python.traj_readback
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/test_traj_readback.py
           $<TARGET_FILE:traj_tool> ${CMAKE_CURRENT_BINARY_DIR}/tmp/traj ${CMAKE_SOURCE_DIR}/.pydeps)
 set_tests_properties(python.traj_readback PROPERTIES LABELS python)
+
+# Input that cannot hurt (label cli; files from python/halomd/make_test_inputs.py, the model
+# crash kept from the fuzzer): each refused with its own message, exit 65, nothing written.
+set(BAD ${HMD_TEST_DATA}/bad)
+set(EVAL_OUT out.json)
+foreach(f gro xyz data)
+  halomd_cli_test(NAME input_huge_count_${f} EXIT 65
+    MATCH "huge_count.${f}:[0-9]+: 1000000000 atoms declared on line [0-9]+, but the remaining [0-9]+ bytes"
+    KEEP ${EVAL_OUT} ARGS eval -m ${CPT_MODEL} -c ${BAD}/huge_count.${f} -o ${EVAL_OUT})
+endforeach()
+halomd_cli_test(NAME input_overlap EXIT 65
+  MATCH "overlap.xyz: frame 1: atoms 1 .line 3. and 4 .line 6. overlap .0.02 Å apart"
+  KEEP ${EVAL_OUT} ARGS eval -m ${CPT_MODEL} -c ${BAD}/overlap.xyz -o ${EVAL_OUT})
+halomd_cli_test(NAME input_absurd_coordinate EXIT 65
+  MATCH "absurd.xyz: frame 1: atom 2 .line 4. has x = 1e.30 Å, beyond"
+  KEEP ${EVAL_OUT} ARGS eval -m ${CPT_MODEL} -c ${BAD}/absurd.xyz -o ${EVAL_OUT})
+halomd_cli_test(NAME input_truncated_pdb EXIT 65
+  MATCH "truncated.pdb:3: the file ends inside a record"
+  KEEP ${EVAL_OUT} ARGS eval -m ${CPT_MODEL} -c ${BAD}/truncated.pdb -o ${EVAL_OUT})
+halomd_cli_test(NAME model_nan_weight EXIT 65
+  MATCH "nan_weight.dp: model.fitting.nets.networks.0..layers.0.: array 'w' ./variable_0030. has a non-finite value"
+  ARGS info -m ${BAD}/nan_weight.dp)
+halomd_cli_test(NAME model_hdf5_crash EXIT 65
+  MATCH "model_h5hg_read.dp: (the file is damaged: HDF5 crashed .signal [0-9]+. reading the root attribute 'json'|cannot read root attribute 'json')"
+  ARGS info -m ${BAD}/fuzz/model_h5hg_read.dp)
