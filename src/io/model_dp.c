@@ -443,7 +443,8 @@ out:
 }
 
 /* Python's json.dumps writes NaN, Infinity and -Infinity, which strict JSON (jansson) rejects.
- * Outside strings, replace them with null padded by spaces; no value we read can be one. */
+ * Outside strings, replace them with null (NaN with 0) padded by spaces; no value we read can
+ * be one. */
 static void neutralise_nonfinite(char *text)
 {
     static const char *const words[] = {"-Infinity", "Infinity", "NaN"};
@@ -464,8 +465,10 @@ static void neutralise_nonfinite(char *text)
         for (int w = 0; w < 3; w++) {
             size_t n = strlen(words[w]);
             if (strncmp(p, words[w], n) == 0) {
+                /* "null" is longer than "NaN": there a 0 (a NaN at the end of the text made
+                 * the 4-byte copy run past it: found by fuzzing) */
                 memset(p, ' ', n);
-                memcpy(p, "null", 4);
+                memcpy(p, n >= 4 ? "null" : "0", n >= 4 ? 4 : 1);
                 p += n - 1;
                 break;
             }
