@@ -32,6 +32,15 @@ static int force_max(int n, const double *f, double energy, double *fmax, int *a
     return HMD_OK;
 }
 
+/* The result at the positions returned. */
+static void finish(struct hmd_em_result *r, double e, double fmax, int atom, double emtol)
+{
+    r->energy = e;
+    r->fmax = fmax;
+    r->fmax_atom = atom;
+    r->converged = fmax < emtol;
+}
+
 static int check_opts(const struct hmd_em_opts *o, int n)
 {
     if (n < 1 || !(o->emtol > 0) || !(o->emstep > 0) || o->nsteps < -1) {
@@ -99,10 +108,7 @@ int hmd_em_steep(int n, double *x, hmd_em_force_fn force, void *ctx, const struc
         }
     }
     if (!rc) {
-        r->energy = e;
-        r->fmax = fmax;
-        r->fmax_atom = atom;
-        r->converged = fmax < opts->emtol;
+        finish(r, e, fmax, atom, opts->emtol);
     }
     free(f);
     free(xt);
@@ -174,10 +180,7 @@ int hmd_em_fire(int n, double *x, const double *mass, hmd_em_force_fn force, voi
         }
     }
     if (!rc) {
-        r->energy = e;
-        r->fmax = fmax;
-        r->fmax_atom = atom;
-        r->converged = fmax < opts->emtol;
+        finish(r, e, fmax, atom, opts->emtol);
     }
     free(f);
     free(v);

@@ -213,6 +213,16 @@ static size_t scalar_record(const struct hmd_checkpoint *c, unsigned char *out, 
 
 /* ---- writing ---- */
 
+/* The rows of block b of an [n][3] array (HMD_CPT_BLOCK_ATOMS atoms, the last one shorter). */
+static void block_of(size_t b, int n, hsize_t start[2], hsize_t count[2])
+{
+    start[0] = b * HMD_CPT_BLOCK_ATOMS;
+    start[1] = 0;
+    count[0] =
+        (hsize_t)n - start[0] < HMD_CPT_BLOCK_ATOMS ? (hsize_t)n - start[0] : HMD_CPT_BLOCK_ATOMS;
+    count[1] = 3;
+}
+
 struct writer {
     const char *path; /* the temporary file, for messages */
     hid_t file, sums;
@@ -257,11 +267,8 @@ static int write_vectors(struct writer *w, const char *name, const double *a, in
                                      H5P_DEFAULT);
     int rc = sums && d >= 0 ? HMD_OK : HMD_EIO;
     for (size_t b = 0; !rc && b < nblocks; b++) {
-        const hsize_t start[2] = {b * HMD_CPT_BLOCK_ATOMS, 0};
-        const hsize_t count[2] = {(hsize_t)n - start[0] < HMD_CPT_BLOCK_ATOMS
-                                      ? (hsize_t)n - start[0]
-                                      : HMD_CPT_BLOCK_ATOMS,
-                                  3};
+        hsize_t start[2], count[2];
+        block_of(b, n, start, count);
         const double *src = a + 3 * start[0];
         sums[b] = XXH3_64bits(src, sizeof(double) * 3 * count[0]);
         hid_t mem = H5Screate_simple(2, count, NULL);
@@ -627,11 +634,8 @@ static int read_vectors(struct reader *r, const char *name, int n, double **out)
         rc = refuse(r->path, "dataset %s cannot be read", name);
     }
     for (size_t b = 0; !rc && b < nblocks; b++) {
-        const hsize_t start[2] = {b * HMD_CPT_BLOCK_ATOMS, 0};
-        const hsize_t count[2] = {(hsize_t)n - start[0] < HMD_CPT_BLOCK_ATOMS
-                                      ? (hsize_t)n - start[0]
-                                      : HMD_CPT_BLOCK_ATOMS,
-                                  3};
+        hsize_t start[2], count[2];
+        block_of(b, n, start, count);
         double *dst = *out + 3 * start[0];
         hid_t mem = H5Screate_simple(2, count, NULL);
         if (mem < 0 || H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||

@@ -115,3 +115,27 @@ int hmd_out_group_select(const char *spec, const char *key, const struct hmd_fra
     free(on);
     return rc;
 }
+
+int hmd_out_group_copy(const char *path, int natoms, const int *select, int nselect, int **copy,
+                       int *n)
+{
+    *copy = NULL;
+    *n = select ? nselect : natoms;
+    if (natoms < 1 || *n < 1) {
+        return hmd_error_set(HMD_ECONFIG, "%s: nothing to write (%d of %d atoms selected)", path,
+                             *n, natoms);
+    }
+    for (int k = 0; select && k < *n; k++) {
+        if (select[k] < 0 || select[k] >= natoms) {
+            return hmd_error_set(HMD_ECONFIG, "%s: selected atom %d is not among the %d atoms",
+                                 path, select[k], natoms);
+        }
+    }
+    if (select && !(*copy = malloc(sizeof(int) * (size_t)*n))) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory opening %s", path);
+    }
+    if (select) {
+        memcpy(*copy, select, sizeof(int) * (size_t)*n);
+    }
+    return HMD_OK;
+}

@@ -23,4 +23,11 @@
 int hmd_out_group_select(const char *spec, const char *key, const struct hmd_frame *frame,
                          int **select, int *nselect);
 
+/* A writer's copy of a selection: checks that select[0..nselect) (or, when select is NULL,
+ * all natoms atoms) is a non-empty set of indices in 0..natoms-1, and sets *copy (owned by the
+ * caller; NULL for all atoms) and *n. Returns HMD_OK, HMD_ECONFIG naming `path`, or
+ * HMD_ENOMEM. */
+int hmd_out_group_copy(const char *path, int natoms, const int *select, int nselect, int **copy,
+                       int *n);
+
 #endif /* HMD_IO_OUT_GROUPS_H */

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "io/backup.h"
+#include "io/out_groups.h"
 
 #define CHUNK_ATOMS 32768
 
@@ -31,6 +32,21 @@ struct hmd_h5md_traj {
 
 enum { E_POS, E_VEL, E_FORCE, E_EDGES };
 
+/* An attribute of n elements (n = 0: a scalar) of file type `ftype` from `data` of memory type
+ * `mtype`. */
+static int attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hsize_t n,
+                      const void *data)
+{
+    hid_t s = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(loc, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t e = a < 0 ? -1 : H5Awrite(a, mtype, data);
+    if (a >= 0) {
+        H5Aclose(a);
+    }
+    H5Sclose(s);
+    return e < 0 ? -1 : 0;
+}
+
 /* Strings as variable-length UTF-8 attributes, which h5py returns as str (MDAnalysis compares
  * units as str): one (n = 0) or an array of n. */
 static int attr_strings(hid_t loc, const char *name, const char *const *v, hsize_t n)
@@ -38,15 +54,9 @@ static int attr_strings(hid_t loc, const char *name, const char *const *v, hsize
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
-    hid_t s = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t e = a < 0 ? -1 : H5Awrite(a, t, v);
-    if (a >= 0) {
-        H5Aclose(a);
-    }
-    H5Sclose(s);
+    int rc = attr_write(loc, name, t, t, n, v);
     H5Tclose(t);
-    return e < 0 ? -1 : 0;
+    return rc;
 }
 
 static int attr_string(hid_t loc, const char *name, const char *value)
@@ -56,14 +66,7 @@ static int attr_string(hid_t loc, const char *name, const char *value)
 
 static int attr_ints(hid_t loc, const char *name, const int *v, hsize_t n)
 {
-    hid_t s = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(loc, name, H5T_STD_I32LE, s, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t e = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT, v);
-    if (a >= 0) {
-        H5Aclose(a);
-    }
-    H5Sclose(s);
-    return e < 0 ? -1 : 0;
+    return attr_write(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT, n, v);
 }
 
 /* An extendible dataset of rank `rank` with first dimension 0 and the rest `dims[1..]`. */
@@ -214,32 +217,24 @@ int hmd_h5md_traj_open(const char *path, struct hmd_h5md_traj **traj, int natoms
                        size_t note_len)
 {
     *traj = NULL;
-    const int n = select ? nselect : natoms;
-    if (natoms < 1 || n < 1 || !(what & 7)) {
-        return hmd_error_set(HMD_ECONFIG, "%s: nothing to write (%d of %d atoms selected)", path, n,
-                             natoms);
+    if (!(what & 7)) {
+        return hmd_error_set(HMD_ECONFIG, "%s: no element to write", path);
     }
-    for (int k = 0; select && k < n; k++) {
-        if (select[k] < 0 || select[k] >= natoms) {
-            return hmd_error_set(HMD_ECONFIG, "%s: selected atom %d is not among the %d atoms",
-                                 path, select[k], natoms);
-        }
+    int *sel = NULL, n = 0;
+    int rc = hmd_out_group_copy(path, natoms, select, nselect, &sel, &n);
+    if (rc) {
+        return rc;
     }
     size_t path_size = strlen(path) + 1;
     struct hmd_h5md_traj *t = calloc(1, sizeof *t + path_size);
     const int rows = n < CHUNK_ATOMS ? n : CHUNK_ATOMS;
-    if (!t || !(t->buf = malloc(sizeof(double) * 3 * rows)) ||
-        (select && !(t->select = malloc(sizeof(int) * n)))) {
-        if (t) {
-            free(t->buf);
-        }
+    if (!t || !(t->buf = malloc(sizeof(double) * 3 * rows))) {
         free(t);
+        free(sel);
         return hmd_error_set(HMD_ENOMEM, "out of memory opening %s", path);
     }
     memcpy(t->path, path, path_size);
-    if (select) {
-        memcpy(t->select, select, sizeof(int) * n);
-    }
+    t->select = sel;
     t->natoms = natoms;
     t->n = n;
     t->what = what;
@@ -249,7 +244,7 @@ int hmd_h5md_traj_open(const char *path, struct hmd_h5md_traj **traj, int natoms
         t->el[k] =
             (struct element){.name = names[k], .group = -1, .step = -1, .time = -1, .value = -1};
     }
-    int rc = hmd_output_backup(path, note, note_len);
+    rc = hmd_output_backup(path, note, note_len);
     if (rc) {
         traj_free(t);
         return rc;

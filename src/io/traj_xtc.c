@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "io/backup.h"
+#include "io/out_groups.h"
 
 typedef double chfl_vector3d[3];
 
@@ -96,32 +97,20 @@ int hmd_xtc_traj_open(const char *path, struct hmd_xtc_traj **traj, int natoms, 
                       int nselect, double precision, char *note, size_t note_len)
 {
     *traj = NULL;
-    const int n = select ? nselect : natoms;
-    if (natoms < 1 || n < 1 || !(precision > 0)) {
-        return hmd_error_set(HMD_ECONFIG,
-                             "%s: nothing to write (%d of %d atoms selected, precision %g)", path,
-                             n, natoms, precision);
+    if (!(precision > 0)) {
+        return hmd_error_set(HMD_ECONFIG, "%s: precision %g is not positive", path, precision);
     }
-    for (int k = 0; select && k < n; k++) {
-        if (select[k] < 0 || select[k] >= natoms) {
-            return hmd_error_set(HMD_ECONFIG, "%s: selected atom %d is not among the %d atoms",
-                                 path, select[k], natoms);
-        }
-    }
-    int rc = load_chemfiles(path);
-    if (rc) {
-        return rc;
-    }
+    int *sel = NULL, n = 0;
+    int rc = hmd_out_group_copy(path, natoms, select, nselect, &sel, &n);
+    rc = rc ? rc : load_chemfiles(path);
     size_t path_size = strlen(path) + 1;
-    struct hmd_xtc_traj *t = calloc(1, sizeof *t + path_size);
-    if (!t || (select && !(t->select = malloc(sizeof(int) * n)))) {
-        free(t);
-        return hmd_error_set(HMD_ENOMEM, "out of memory opening %s", path);
+    struct hmd_xtc_traj *t = rc ? NULL : calloc(1, sizeof *t + path_size);
+    if (!t) {
+        free(sel);
+        return rc ? rc : hmd_error_set(HMD_ENOMEM, "out of memory opening %s", path);
     }
     memcpy(t->path, path, path_size);
-    if (select) {
-        memcpy(t->select, select, sizeof(int) * n);
-    }
+    t->select = sel;
     t->natoms = natoms;
     t->n = n;
     t->precision = precision;

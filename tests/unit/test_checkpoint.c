@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "io/checkpoint.h"
+#include "test_util.h"
 
 #define PATH_LEN 1024
 
@@ -25,9 +26,7 @@ static char scratch[PATH_LEN / 2];
 
 static int make_scratch(void **state)
 {
-    const char *tmp = getenv("HMD_TEST_TMP");
-    snprintf(scratch, sizeof scratch, "%s/test_checkpoint.XXXXXX", tmp ? tmp : "/tmp");
-    return mkdtemp(scratch) ? 0 : -1;
+    return hmd_test_scratch(scratch, sizeof scratch, "test_checkpoint");
 }
 
 static void scratch_path(char *out, const char *name)

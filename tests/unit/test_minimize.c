@@ -3,6 +3,7 @@
  * -44.326801 epsilon (Wales and Doye, J. Phys. Chem. A 101, 5111 (1997); the Cambridge Cluster
  * Database), below emtol; nsteps stops them; a failing or non-finite force is passed on. */
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,22 +71,9 @@ static void lj13(double *x)
     }
 }
 
-static void test_steep_lj13(void **state)
-{
-    double x[39];
-    lj13(x);
-    struct lj s = {0};
-    struct hmd_em_opts o = {.emtol = 1e-4, .emstep = 0.01, .nsteps = 100000};
-    struct hmd_em_result r;
-    assert_int_equal(hmd_em_steep(13, x, lj_force, &s, &o, &r), HMD_OK);
-    printf("steep: %lld steps, E %.8f, fmax %.2e\n", (long long)r.steps, r.energy, r.fmax);
-    assert_true(r.converged);
-    assert_true(r.fmax < 1e-4);
-    assert_near(r.energy, LJ13_MIN, 1e-5);
-    assert_int_equal(r.evaluations, s.calls);
-}
-
-static void test_fire_lj13(void **state)
+/* Minimises the perturbed LJ13 with steep or FIRE; checks convergence to the published
+ * minimum within `tol` eV. */
+static void minimise_lj13(bool fire, double emtol, double emstep, double tol)
 {
     double x[39], m[13];
     lj13(x);
@@ -93,12 +81,26 @@ static void test_fire_lj13(void **state)
         m[i] = 1.0;
     }
     struct lj s = {0};
-    struct hmd_em_opts o = {.emtol = 1e-6, .emstep = 2e-4, .nsteps = 100000};
+    struct hmd_em_opts o = {.emtol = emtol, .emstep = emstep, .nsteps = 100000};
     struct hmd_em_result r;
-    assert_int_equal(hmd_em_fire(13, x, m, lj_force, &s, &o, &r), HMD_OK);
-    printf("fire: %lld steps, E %.8f, fmax %.2e\n", (long long)r.steps, r.energy, r.fmax);
-    assert_true(r.converged);
-    assert_near(r.energy, LJ13_MIN, 1e-6);
+    assert_int_equal(fire ? hmd_em_fire(13, x, m, lj_force, &s, &o, &r)
+                          : hmd_em_steep(13, x, lj_force, &s, &o, &r),
+                     HMD_OK);
+    printf("%s: %lld steps, E %.8f, fmax %.2e\n", fire ? "fire" : "steep", (long long)r.steps,
+           r.energy, r.fmax);
+    assert_true(r.converged && r.fmax < emtol);
+    assert_near(r.energy, LJ13_MIN, tol);
+    assert_int_equal(r.evaluations, s.calls);
+}
+
+static void test_steep_lj13(void **state)
+{
+    minimise_lj13(false, 1e-4, 0.01, 1e-5);
+}
+
+static void test_fire_lj13(void **state)
+{
+    minimise_lj13(true, 1e-6, 2e-4, 1e-6);
 }
 
 static void test_limits_and_errors(void **state)

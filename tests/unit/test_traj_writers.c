@@ -13,14 +13,13 @@
 #include "io/structure.h"
 #include "io/traj_h5md.h"
 #include "io/traj_xtc.h"
+#include "test_util.h"
 
 static char scratch[512];
 
 static int make_scratch(void **state)
 {
-    const char *tmp = getenv("HMD_TEST_TMP");
-    snprintf(scratch, sizeof scratch, "%s/test_traj_writers.XXXXXX", tmp ? tmp : "/tmp");
-    return mkdtemp(scratch) ? 0 : -1;
+    return hmd_test_scratch(scratch, sizeof scratch, "test_traj_writers");
 }
 
 /* Four atoms: SOL O, SOL H, NA Na, and one without a residue name or element. */
