@@ -8,7 +8,9 @@ JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 DEBIAN_PACKAGES = cmake make gcc pkg-config git libhdf5-dev libjansson-dev librandom123-dev \
 	libnetcdf-dev libxxhash-dev libcmocka-dev libopenmpi-dev openmpi-bin python3 python3-pytest \
-	clang-format
+	clang-format python3-pip python3-ase python3-mdanalysis python3-h5py clang libclang-rt-14-dev
+# From PyPI into .pydeps (pip --target): chemfiles's libchemfiles.so writes XTC (io/traj_xtc.h)
+PYPI_PACKAGES = chemfiles==0.10.4
 
 .PHONY: all deps configure build demo test clean
 
@@ -16,6 +18,7 @@ all: build
 
 deps:
 	@./scripts/install_deps.sh $(DEBIAN_PACKAGES)
+	@./scripts/install_deps.sh --pypi .pydeps $(PYPI_PACKAGES)
 
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)

@@ -36,22 +36,22 @@ BAD = os.path.join(DATA, "bad")
 
 TEXT_FILES = {
     "not_hdf5.dp": "this is not an HDF5 file\n",
-    # checkpoints (halomd run -cpi) against structures/deeppot_case1.xyz (6 atoms, cell 13 A)
-    "checkpoint_3atoms.cpt": (
-        '{"schema":"halomd-cpt-1","step":5,"dt_ps":0.0005,"thermostat_work_eV":0.0,"natoms":3,'
-        '"model":"m.dp","cell":[13,0,0,0,13,0,0,0,13],"positions_A":[0,0,0,1,0,0,0,1,0],'
-        '"velocities_A_per_ps":[0,0,0,0,0,0,0,0,0]}\n'),
-    "checkpoint_step50.cpt": (
-        '{"schema":"halomd-cpt-1","step":50,"dt_ps":0.0005,"thermostat_work_eV":0.0,"natoms":6,'
-        '"model":"m.dp","cell":[13,0,0,0,13,0,0,0,13],'
-        '"positions_A":[1,1,1,2,1,1,1,2,1,5,5,5,6,5,5,5,6,5],'
-        '"velocities_A_per_ps":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}\n'),
-    "checkpoint_no_velocities.cpt": (
-        '{"schema":"halomd-cpt-1","step":5,"dt_ps":0.0005,"thermostat_work_eV":0.0,"natoms":6,'
-        '"model":"m.dp","cell":[13,0,0,0,13,0,0,0,13],'
-        '"positions_A":[1,1,1,2,1,1,1,2,1,5,5,5,6,5,5,5,6,5]}\n'),
+    # a checkpoint of format 1 (JSON), which halomd now refuses with its own message
     "checkpoint_broken.cpt": '{"schema":"halomd-cpt-1","step":5,\n"dt_ps":\n',
     "model.pth": "PK\x03\x04 a TorchScript archive would start like this\n",
+    # input that cannot hurt (issue 29): counts no file of this size can hold, refused before
+    # any allocation; two atoms at one place; a coordinate that is no position; a PDB cut
+    # inside a record
+    "huge_count.gro": "huge\n1000000000\n    1SOL     OW    1   0.126   0.165   0.150\n",
+    "huge_count.xyz": "1000000000\nProperties=species:S:1:pos:R:3\nO 0 0 0\n",
+    "huge_count.data": ("LAMMPS\n\n1000000000 atoms\n1 atom types\n0 10 xlo xhi\n0 10 ylo yhi\n"
+                        "0 10 zlo zhi\n\nAtoms # atomic\n\n1 1 0 0 0\n"),
+    "overlap.xyz": ('4\nLattice="10 0 0 0 10 0 0 0 10" Properties=species:S:1:pos:R:3 '
+                    'pbc="T T T"\nO 1 1 1\nH 1.9 1 1\nO 5 5 5\nO 11.02 1 1\n'),
+    "absurd.xyz": "2\nProperties=species:S:1:pos:R:3\nO 1 1 1\nH 1e30 1 1\n",
+    "truncated.pdb": ("CRYST1   13.000   13.000   13.000  90.00  90.00  90.00 P 1           1\n"
+                      "ATOM      1  OW  SOL     1       2.300   6.280   1.130  1.00  0.00           O\n"
+                      "ATOM      2 HW1  SOL     1       2.900   6.280   1.130  1.00  0."),
     # declares 6 atoms, holds 4
     "truncated.gro": (
         "truncated water\n    6\n"
@@ -100,6 +100,15 @@ def damaged_models():
             "@variables"]["w"]
         del f[path]
     print("damaged models written; removed", path, "from missing_dataset.dp")
+    nan = os.path.join(BAD, "nan_weight.dp")
+    shutil.copyfile(src, nan)
+    with h5py.File(nan, "r+") as f:
+        tree = json.loads(f.attrs["json"])
+        path = tree["model"]["fitting"]["nets"]["networks"][0]["layers"][0]["@variables"]["w"]
+        w = f[path][()]
+        w.flat[3] = float("nan")
+        f[path][...] = w
+    print("nan_weight.dp: a NaN in", path)
 
 
 def ideal_gas_model():

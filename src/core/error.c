@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char error_msg[2048];
+static char error_msg[8192]; /* room for every bad line of a parameter file */
 
 int hmd_error_set(int status, const char *fmt, ...)
 {

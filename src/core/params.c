@@ -25,6 +25,7 @@ enum param_type {
     P_ENUM,  /* a C enum, from a word list */
     P_WORD,  /* a char array holding the canonical word of a word list */
     P_PATH,  /* a char array holding a file path */
+    P_TEXT,  /* a char array holding free text (group names) */
 };
 
 /* One word of an enum key. Several words may share a value (aliases); the first one is the
@@ -176,6 +177,18 @@ static const struct param_def params[] = {
      "steps between energy lines in the log, a multiple of nstcalcenergy; 0 = none"},
     {"nstcalcenergy", P_INT, "100", "", NUM(1, INFINITY), FIELD(nstcalcenergy),
      "steps between computations of energies and virial"},
+    {"nstxout-compressed", P_INT, "0", "", NUM(0, INFINITY), FIELD(nstxout_compressed),
+     "steps between frames of the compressed trajectory <deffnm>.xtc (positions of "
+     "compressed-x-grps); 0 = none"},
+    {"compressed-x-precision", P_REAL, "1000", "1/nm", NUM_GT(0, INFINITY),
+     FIELD(compressed_x_precision), "precision of the compressed trajectory (1000: 0.001 nm)"},
+    {"compressed-x-grps", P_TEXT, "System", "", TEXT, FIELD(compressed_x_grps),
+     "output group of the compressed trajectory: System, Water, non-Water, residue names, "
+     "@element (docs/formats.md)"},
+    {"h5md", P_BOOL, "no", "", WORDS(bools), FIELD(h5md),
+     "also write the frames of nstxout, nstvout and nstfout to <deffnm>.h5md (H5MD, double)"},
+    {"h5md-grps", P_TEXT, "System", "", TEXT, FIELD(h5md_grps),
+     "output group of the H5MD trajectory (as compressed-x-grps)"},
     {"model", P_PATH, "", "", TEXT, FIELD(model),
      "DeePMD-kit model file (.dp); -m on the command line overrides it"},
     {"precision", P_ENUM, "double", "", WORDS(precisions), FIELD(precision),
@@ -290,13 +303,17 @@ static size_t key_distance(const char *key, const char *name)
     return row[n];
 }
 
-static int unknown_key(const char *key, const char *where)
+static bool is_given(struct hmd_param_origin o);
+
+/* The unknown-key message, with the nearest table name as a suggestion unless that key is
+ * already given (then the user meant something else, and the next nearest is offered). */
+static int unknown_key(const struct hmd_params *p, const char *key, const char *where)
 {
     const char *best = NULL;
     size_t best_d = SIZE_MAX;
     for (size_t i = 0; i < NPARAMS; i++) {
         size_t d = key_distance(key, params[i].name);
-        if (d < best_d) {
+        if (d < best_d && !is_given(p->origin[i])) {
             best_d = d;
             best = params[i].name;
         }
@@ -456,6 +473,7 @@ static int parse_value(struct hmd_params *p, const struct param_def *d, const ch
         }
         return rc;
     case P_PATH:
+    case P_TEXT:
         if (strlen(text) >= d->size) {
             return config_error(where, "%s is longer than %zu characters", d->name, d->size - 1);
         }
@@ -512,6 +530,7 @@ static void format_value(const struct hmd_params *p, const struct param_def *d, 
         return;
     case P_WORD:
     case P_PATH:
+    case P_TEXT:
         snprintf(buf, n, "%.*s", (int)d->size - 1, (const char *)f);
         return;
     }
@@ -564,9 +583,11 @@ static char *trim(char *s)
 }
 
 /* Applies one `key = value ; comment` line (modified in place) coming from `origin`. Blank and
- * comment-only lines do nothing. */
+ * comment-only lines do nothing. An unknown key is copied to `unknown` (capacity unknown_len)
+ * without a message when `unknown` is given, so that the suggestion can wait for the whole
+ * file; otherwise its message is recorded at once. */
 static int assign(struct hmd_params *p, char *line, struct hmd_param_origin origin,
-                  const char *where)
+                  const char *where, char *unknown, size_t unknown_len)
 {
     char *comment = strchr(line, ';');
     if (comment) {
@@ -590,8 +611,12 @@ static int assign(struct hmd_params *p, char *line, struct hmd_param_origin orig
         return config_error(where, "no key before '='; write 'key = value'");
     }
     int i = find_key(key);
+    if (i < 0 && unknown) {
+        snprintf(unknown, unknown_len, "%s", key);
+        return HMD_ECONFIG;
+    }
     if (i < 0) {
-        return unknown_key(key, where);
+        return unknown_key(p, key, where);
     }
     const struct param_def *d = &params[i];
     if (*value == '\0') {
@@ -616,6 +641,36 @@ static int assign(struct hmd_params *p, char *line, struct hmd_param_origin orig
     return rc;
 }
 
+/* One bad line of a parameter file: its message, or its unknown key (the message is made
+ * once every line is read). */
+struct bad_line {
+    int line;
+    char unknown[128];
+    char *msg;
+};
+
+/* The messages of every bad line, in line order, one per line, as the current message. */
+static int report_bad_lines(const struct hmd_params *p, const char *path,
+                            const struct bad_line *bad, int nbad, int status)
+{
+    char all[6144];
+    size_t len = 0;
+    all[0] = '\0';
+    for (int k = 0; k < nbad; k++) {
+        const char *msg = bad[k].msg;
+        if (!msg) {
+            char where[WHERE_MAX];
+            snprintf(where, sizeof where, "%s:%d", path, bad[k].line);
+            unknown_key(p, bad[k].unknown, where);
+            msg = hmd_error_msg();
+        }
+        if (len + 1 < sizeof all) {
+            len += (size_t)snprintf(all + len, sizeof all - len, "%s%s", k ? "\n" : "", msg);
+        }
+    }
+    return hmd_error_set(status, "%s", all);
+}
+
 int hmd_params_read(struct hmd_params *p, const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -626,17 +681,39 @@ int hmd_params_read(struct hmd_params *p, const char *path)
     snprintf(p->origin_file, sizeof p->origin_file, "%s", path);
     char *line = NULL;
     size_t cap = 0;
-    int rc = HMD_OK;
-    for (int n = 1; rc == HMD_OK && getline(&line, &cap, f) >= 0; n++) {
+    int rc = HMD_OK, nbad = 0;
+    struct bad_line *bad = NULL;
+    for (int n = 1; rc != HMD_ENOMEM && getline(&line, &cap, f) >= 0; n++) {
         char where[WHERE_MAX];
         snprintf(where, sizeof where, "%s:%d", path, n);
-        rc = assign(p, line, (struct hmd_param_origin){p->origin_file, n}, where);
+        /* a UTF-8 byte-order mark, as some Windows editors write it, is not part of a key */
+        char *text = n == 1 && strncmp(line, "\xEF\xBB\xBF", 3) == 0 ? line + 3 : line;
+        struct bad_line b = {.line = n};
+        int line_rc = assign(p, text, (struct hmd_param_origin){p->origin_file, n}, where,
+                             b.unknown, sizeof b.unknown);
+        if (line_rc == HMD_OK) {
+            continue;
+        }
+        rc = rc ? rc : line_rc;
+        struct bad_line *grown = realloc(bad, sizeof *bad * (size_t)(nbad + 1));
+        bad = grown ? grown : bad;
+        if (!grown || (!b.unknown[0] && !(b.msg = strdup(hmd_error_msg())))) {
+            rc = hmd_error_set(HMD_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        bad[nbad++] = b;
     }
     /* getline stops at the end of the file or on an error (a directory, an I/O error) */
     if (rc == HMD_OK && !feof(f)) {
         rc =
             hmd_error_set(HMD_ENOINPUT, "cannot read parameter file %s: %s", path, strerror(errno));
+    } else if (rc != HMD_OK && rc != HMD_ENOMEM) {
+        rc = report_bad_lines(p, path, bad, nbad, rc);
     }
+    for (int k = 0; k < nbad; k++) {
+        free(bad[k].msg);
+    }
+    free(bad);
     free(line);
     fclose(f);
     return rc;
@@ -657,24 +734,40 @@ int hmd_params_set(struct hmd_params *p, const char *assignment)
     if (!line) {
         return hmd_error_set(HMD_ENOMEM, "%s: out of memory", where);
     }
-    int rc = assign(p, line, (struct hmd_param_origin){set_origin, 0}, where);
+    int rc = assign(p, line, (struct hmd_param_origin){set_origin, 0}, where, NULL, 0);
     free(line);
     return rc;
 }
 
-static int check_multiple(const struct hmd_params *p, const char *key, int every)
+static int gcd(int a, int b)
 {
-    int i = key_index(key), base = key_index("nstcalcenergy");
-    if (every > 0 && every % p->nstcalcenergy != 0) {
-        char from[WHERE_MAX], base_from[WHERE_MAX];
-        describe_origin(p->origin[i], from, sizeof from);
-        describe_origin(p->origin[base], base_from, sizeof base_from);
-        return hmd_error_set(HMD_ECONFIG,
-                             "%s = %d (%s) is not a multiple of nstcalcenergy = %d (%s); make "
-                             "%s a multiple of nstcalcenergy",
-                             key, every, from, p->nstcalcenergy, base_from, key);
+    while (b) {
+        int t = a % b;
+        a = b;
+        b = t;
     }
-    return HMD_OK;
+    return a;
+}
+
+/* nstenergy and nstlog must be multiples of nstcalcenergy: where they are not, nstcalcenergy
+ * becomes the greatest common divisor of the three (grompp adjusts it too, with a note). */
+static void fit_nstcalcenergy(struct hmd_params *p)
+{
+    int g = p->nstcalcenergy;
+    g = p->nstenergy > 0 ? gcd(g, p->nstenergy) : g;
+    g = p->nstlog > 0 ? gcd(g, p->nstlog) : g;
+    if (g == p->nstcalcenergy) {
+        return;
+    }
+    char from[WHERE_MAX];
+    describe_origin(p->origin[key_index("nstcalcenergy")], from, sizeof from);
+    size_t len = strlen(p->notes);
+    snprintf(p->notes + len, sizeof p->notes - len,
+             "%snstcalcenergy = %d (%s) changed to %d, so that nstenergy = %d and nstlog = %d "
+             "are multiples of it",
+             len ? "\n" : "", p->nstcalcenergy, from, g, p->nstenergy, p->nstlog);
+    p->nstcalcenergy = g;
+    p->origin[key_index("nstcalcenergy")] = (struct hmd_param_origin){derived_origin, 0};
 }
 
 /* Sets `key` to `x` with the origin "derived". */
@@ -704,13 +797,7 @@ int hmd_params_check(struct hmd_params *p, double rcut)
             return rc;
         }
     }
-    int rc = check_multiple(p, "nstenergy", p->nstenergy);
-    if (rc == HMD_OK) {
-        rc = check_multiple(p, "nstlog", p->nstlog);
-    }
-    if (rc != HMD_OK) {
-        return rc;
-    }
+    fit_nstcalcenergy(p);
 
     char from[WHERE_MAX], other[WHERE_MAX];
     int tc = key_index("tcoupl");
@@ -790,6 +877,8 @@ static const char *type_name(enum param_type t)
         return "enum";
     case P_PATH:
         return "path";
+    case P_TEXT:
+        return "text";
     }
     hmd_fatal("parameter type %d has no name", (int)t);
 }
@@ -805,6 +894,8 @@ int hmd_params_write_reference(FILE *out)
             list_words(d->choices, allowed, sizeof allowed);
         } else if (d->type == P_PATH) {
             snprintf(allowed, sizeof allowed, "a file path without ';'");
+        } else if (d->type == P_TEXT) {
+            snprintf(allowed, sizeof allowed, "names separated by spaces");
         } else {
             range_text(d, allowed, sizeof allowed);
         }

@@ -83,7 +83,14 @@ struct hmd_params {
     int nstfout;       /* add forces to trajectory frames */
     int nstenergy;     /* rows of the energy CSV */
     int nstlog;        /* thermo lines in the log */
-    int nstcalcenergy; /* steps between energy/virial reductions; nstenergy, nstlog multiples */
+    int nstcalcenergy; /* steps between energy/virial reductions; nstenergy, nstlog multiples
+                        * (hmd_params_check lowers it to fit them, with a note) */
+    /* trajectory output groups and formats (written through io/traj_xtc.h, io/traj_h5md.h) */
+    int nstxout_compressed;        /* steps between XTC frames (positions); 0 = none */
+    double compressed_x_precision; /* XTC precision (1/nm): 1000 keeps 0.001 nm */
+    char compressed_x_grps[256];   /* output group of the XTC file (io/out_groups.h) */
+    bool h5md;                     /* frames of nstxout/nstvout/nstfout also to <deffnm>.h5md */
+    char h5md_grps[256];           /* output group of the H5MD file */
     /* halomd */
     char model[HMD_PATH_MAX]; /* DeePMD-kit model file (.dp), "" until given; -m overrides */
     enum hmd_precision precision;
@@ -99,17 +106,21 @@ struct hmd_params {
     /* bookkeeping of hmd_params_read/hmd_params_set: origin of each key, in table order */
     struct hmd_param_origin origin[HMD_PARAMS_MAX_KEYS];
     char origin_file[HMD_PATH_MAX]; /* the file origin[].file points to */
+    /* what hmd_params_check changed, as grompp's NOTEs (one per line, "" when nothing): the
+     * run writes it to the log */
+    char notes[1024];
 };
 
 /* Sets every parameter to its default. */
 void hmd_params_defaults(struct hmd_params *p);
 
 /* Reads an .mdp-style file into `p` (which should hold defaults): `key = value` lines, `;`
- * starts a comment, blank lines ignored. Errors (HMD_ECONFIG, HMD_ENOINPUT when unreadable)
- * name the file and line: an unknown key (with a "did you mean" suggestion), a key given twice
- * (naming both lines), a line without '=', an empty key or value, a bad or out-of-range value.
- * Call it at most once per struct, before hmd_params_set(). On error `p` may hold some of the
- * file's values. */
+ * starts a comment, blank lines ignored, a UTF-8 byte-order mark skipped. Errors (HMD_ECONFIG,
+ * HMD_ENOINPUT when unreadable) name the file and line: an unknown key (with a "did you mean"
+ * suggestion that is never a key the file sets), a key given twice (naming both lines), a line
+ * without '=', an empty key or value, a bad, unsupported or out-of-range value. Every line is
+ * read: the message lists every bad line, one per line of the message. Call it at most once per
+ * struct, before hmd_params_set(). On error `p` may hold some of the file's values. */
 int hmd_params_read(struct hmd_params *p, const char *path);
 
 /* Applies one "key=value" override from the command line (-set); same checks as a file line,
@@ -118,7 +129,9 @@ int hmd_params_read(struct hmd_params *p, const char *path);
 int hmd_params_set(struct hmd_params *p, const char *assignment);
 
 /* Cross-parameter checks after all sources are applied: every value within its range again
- * (code may have changed the struct), nstenergy and nstlog multiples of nstcalcenergy, ref_t
+ * (code may have changed the struct); nstcalcenergy lowered to the greatest common divisor of
+ * itself, nstenergy and nstlog when they are not multiples of it (origin "derived", a line in
+ * p->notes, as grompp adjusts and notes it); ref_t
  * given when tcoupl != no, rlist and verlet-buffer not both given. `rcut` (Å, > 0) is the model
  * cut-off: a given rlist must be >= rcut and sets verlet_buffer = rlist - rcut, otherwise
  * rlist = rcut + verlet_buffer; the derived key's origin becomes "derived". Calling it again

@@ -12,6 +12,7 @@ enum hmd_rng_purpose {
     HMD_RNG_GEN_VEL = 1,  /* initial Maxwell-Boltzmann velocities */
     HMD_RNG_LANGEVIN = 2, /* Langevin noise */
     HMD_RNG_VRESCALE = 3, /* Bussi thermostat (global stream) */
+    HMD_RNG_CRESCALE = 4, /* C-rescale barostat (global stream; couple/crescale.h) */
 };
 
 /* Stream id of draws shared by all atoms (thermostat-wide numbers). */

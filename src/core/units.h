@@ -3,6 +3,8 @@
 #ifndef HMD_CORE_UNITS_H
 #define HMD_CORE_UNITS_H
 
+#include <math.h>
+
 #define HMD_BOLTZMANN 8.617333262e-5 /* k_B (eV/K) */
 
 /* (g/mol) (Å/ps)^2 in eV: 1e-3 kg / N_A * 1e4 m^2/s^2 / e. Kinetic energy = 0.5 m v^2 * this. */
@@ -13,5 +15,12 @@
 
 /* Å^3 g/mol to g/cm^3 density: g/mol / N_A / (1e-24 cm^3). */
 #define HMD_AMU_PER_A3_TO_G_PER_CM3 (1.0 / 6.02214076e23 / 1e-24)
+
+/* ASE's unit of time, 1e-10 s * sqrt(amu / e) (CODATA 2018), in ps: ASE's momenta are in
+ * amu Å per this unit (extended XYZ `momenta`). */
+static inline double hmd_ase_time_unit_ps(void)
+{
+    return 1e2 * sqrt(1.66053906660e-27 / 1.602176634e-19);
+}
 
 #endif /* HMD_CORE_UNITS_H */

@@ -3,11 +3,25 @@
  * the model precision. */
 #include "io/dp_tree.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
+
+void hmd_dp_progress(const struct hmd_dp_reader *r, const char *what)
+{
+    if (r->progress_fd >= 0) {
+        char line[512];
+        int n = snprintf(line, sizeof line, "%s\n", what);
+        if (n > 0 &&
+            write(r->progress_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line) < 0) {
+            /* the parent reads what it can; a lost line only makes its message vaguer */
+        }
+    }
+}
 
 /* ---- JSON access with messages naming the node ---- */
 
@@ -210,6 +224,9 @@ int hmd_dp_read_dataset(struct hmd_dp_reader *r, json_t *ref, const char *key, c
     const char *dset_path = json_string_value(ref);
     int rc = HMD_OK;
     hid_t dset = H5I_INVALID_HID, space = H5I_INVALID_HID, type = H5I_INVALID_HID;
+    char what[400];
+    snprintf(what, sizeof what, "dataset %s (%s.%s)", dset_path, where, key);
+    hmd_dp_progress(r, what);
     if (H5Lexists(r->file, dset_path, H5P_DEFAULT) <= 0 ||
         (dset = H5Dopen2(r->file, dset_path, H5P_DEFAULT)) < 0) {
         return hmd_dp_bad(r, where, "array '%s': dataset %s is missing from the file", key,
@@ -217,10 +234,23 @@ int hmd_dp_read_dataset(struct hmd_dp_reader *r, json_t *ref, const char *key, c
     }
     space = H5Dget_space(dset);
     type = H5Dget_type(dset);
-    hssize_t npoints = H5Sget_simple_extent_npoints(space);
-    if (npoints < 0 || H5Tget_class(type) != H5T_FLOAT) {
-        rc =
-            hmd_dp_bad(r, where, "array '%s' (%s) is not a floating-point dataset", key, dset_path);
+    hssize_t npoints = space < 0 ? -1 : H5Sget_simple_extent_npoints(space);
+    const size_t tsize = type < 0 ? 0 : H5Tget_size(type);
+    if (npoints < 0 || type < 0 || H5Tget_class(type) != H5T_FLOAT || (tsize != 4 && tsize != 8)) {
+        rc = hmd_dp_bad(r, where, "array '%s' (%s) is not a float32 or float64 dataset", key,
+                        dset_path);
+        goto out_close;
+    }
+    /* The shape is checked against the file before anything is allocated or read: DeePMD-kit
+     * writes every array contiguous and unfiltered, so its bytes are in the file. */
+    const unsigned long long want = (unsigned long long)npoints * tsize;
+    if ((unsigned long long)npoints > r->file_bytes / tsize ||
+        (npoints > 0 && H5Dget_storage_size(dset) != want)) {
+        rc = hmd_dp_bad(r, where,
+                        "array '%s' (%s): %lld elements of %zu bytes, but the file holds %llu "
+                        "bytes for it (of %llu): the file is damaged",
+                        key, dset_path, (long long)npoints, tsize,
+                        (unsigned long long)H5Dget_storage_size(dset), r->file_bytes);
         goto out_close;
     }
     if (count && (size_t)npoints != count) {
@@ -237,6 +267,13 @@ int hmd_dp_read_dataset(struct hmd_dp_reader *r, json_t *ref, const char *key, c
         rc = hmd_dp_bad(r, where, "array '%s' (%s) cannot be read", key, dset_path);
         goto out_close;
     }
+    for (hssize_t k = 0; k < npoints; k++) {
+        if (!isfinite((*out)[k])) {
+            rc = hmd_dp_bad(r, where, "array '%s' (%s) has a non-finite value (%g at index %lld)",
+                            key, dset_path, (*out)[k], (long long)k);
+            goto out_close;
+        }
+    }
     if (n) {
         *n = (size_t)npoints;
     }
@@ -245,8 +282,12 @@ int hmd_dp_read_dataset(struct hmd_dp_reader *r, json_t *ref, const char *key, c
         r->precision_known = true;
     }
 out_close:
-    H5Tclose(type);
-    H5Sclose(space);
+    if (type >= 0) {
+        H5Tclose(type);
+    }
+    if (space >= 0) {
+        H5Sclose(space);
+    }
     H5Dclose(dset);
     return rc;
 }

@@ -13,11 +13,17 @@
 
 /* State of one read. */
 struct hmd_dp_reader {
-    const char *path;       /* file name, for messages */
-    hid_t file;             /* open HDF5 file */
-    struct hmd_dp_model *m; /* model being filled */
-    bool precision_known;   /* m->precision set from a weight matrix */
+    const char *path;              /* file name, for messages */
+    hid_t file;                    /* open HDF5 file */
+    struct hmd_dp_model *m;        /* model being filled */
+    bool precision_known;          /* m->precision set from a weight matrix */
+    unsigned long long file_bytes; /* the file's size: no dataset or string can be larger */
+    int progress_fd;               /* >= 0: what is read is announced there (model_dp.c's
+                                    * probe process), so a crash can be placed */
 };
+
+/* Announces "<what>" on r->progress_fd (a line), when there is one. */
+void hmd_dp_progress(const struct hmd_dp_reader *r, const char *what);
 
 /* Records HMD_EDATA "<file>: <where>: <printf message>" and returns it. */
 int hmd_dp_bad(struct hmd_dp_reader *r, const char *where, const char *fmt, ...)

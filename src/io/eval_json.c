@@ -1,6 +1,7 @@
 #include "io/eval_json.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "core/error.h"
@@ -50,8 +51,45 @@ static json_t *real_rows(const double *v, int rows, int cols)
     return out;
 }
 
+/* The first non-finite entry of v[0..n), or -1. */
+static long first_nonfinite(const double *v, long n)
+{
+    for (long k = 0; k < n; k++) {
+        if (!isfinite(v[k])) {
+            return k;
+        }
+    }
+    return -1;
+}
+
 int hmd_eval_json_add(struct hmd_eval_json *doc, const struct hmd_eval_frame_result *res)
 {
+    /* JSON has no NaN or infinity (jansson refuses them): say what is wrong instead */
+    const struct {
+        const char *what;
+        const double *v;
+        long n, per_atom;
+    } parts[] = {{"energy", &res->energy, 1, 0},
+                 {"atomic energy", res->atom_energy, res->natoms, 1},
+                 {"force", res->force, 3 * (long)res->natoms, 3},
+                 {"virial", res->virial, 9, 0}};
+    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+        const long k = first_nonfinite(parts[p].v, parts[p].n);
+        if (k >= 0 && parts[p].per_atom) {
+            return hmd_error_set(HMD_ESOFTWARE,
+                                 "the evaluation gave a non-finite %s on atom %ld: atoms at one "
+                                 "place or nearly (check the structure), or a model with NaN or "
+                                 "infinite weights",
+                                 parts[p].what, k / parts[p].per_atom + 1);
+        }
+        if (k >= 0) {
+            return hmd_error_set(HMD_ESOFTWARE,
+                                 "the evaluation gave a non-finite %s: atoms at one place or "
+                                 "nearly (check the structure), or a model with NaN or infinite "
+                                 "weights",
+                                 parts[p].what);
+        }
+    }
     json_t *ae = json_array();
     for (int i = 0; i < res->natoms; i++) {
         json_array_append_new(ae, json_real(res->atom_energy[i]));

@@ -196,6 +196,11 @@ static int read_frame(struct hmd_text_file *tf, struct hmd_frame *frame)
                              tf->path, tf->lineno, tf->line);
     }
     int count_line = tf->lineno;
+    /* an atom line holds at least the 44 columns up to z */
+    status = hmd_text_check_count(tf, natoms, 44, "atoms", count_line);
+    if (status != HMD_OK) {
+        return status;
+    }
     status = hmd_frame_alloc(frame, (int)natoms);
     if (status != HMD_OK) {
         return status;

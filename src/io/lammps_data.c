@@ -179,6 +179,15 @@ static int end_header(struct data *d, const char *section)
                                  tf->path, tf->lineno, section, bounds[a]);
         }
     }
+    /* An atom takes a line of at least five fields ("1 1 0 0 0", 10 bytes), a type at least
+     * a number somewhere: counts the rest of the file cannot hold are refused before anything
+     * is allocated for them (4 bytes an atom here, so that a file cut inside an earlier
+     * section still gets that section's own message). */
+    int rc = hmd_text_check_count(tf, d->natoms, 4, "atoms", d->natoms_line);
+    rc = rc ? rc : hmd_text_check_count(tf, d->ntypes, 2, "atom types", d->ntypes_line);
+    if (rc) {
+        return rc;
+    }
     d->mass = calloc((size_t)d->ntypes + 1, sizeof *d->mass);
     d->type_z = calloc((size_t)d->ntypes + 1, sizeof *d->type_z);
     d->atoms = calloc((size_t)d->natoms, sizeof *d->atoms);

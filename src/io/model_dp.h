@@ -14,7 +14,11 @@
  * failure). Errors: HMD_ENOINPUT (missing or unreadable file), HMD_EDATA (not a .dp file, corrupt
  * JSON, missing dataset, wrong shape: the message names the place inside the file, e.g.
  * "model.descriptor.embeddings.networks[1].layers[0].w"), HMD_ENOTSUP (a descriptor, fitting or
- * feature halomd does not implement, named in the message). */
+ * feature halomd does not implement, named in the message). Every dataset's size is checked
+ * against the file before it is allocated or read, and its values must be finite. The file is
+ * first read in a child process (model_dp.c, "the probe"), so that a file that makes HDF5 crash
+ * or hang ends with HMD_EDATA naming the file and what was being read; HALOMD_MODEL_PROBE=0
+ * turns the probe off. */
 int hmd_model_read_dp(const char *path, struct hmd_dp_model *model);
 
 #endif /* HMD_IO_MODEL_DP_H */

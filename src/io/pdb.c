@@ -190,6 +190,15 @@ static int end_frame(struct hmd_frame *frame, int *cap, const struct hmd_box *bo
     return status;
 }
 
+/* Whether the file's last byte is an end of line (or the file is not seekable). */
+static bool ends_with_newline(FILE *fp)
+{
+    if (fseek(fp, -1, SEEK_END) != 0) {
+        return true;
+    }
+    return fgetc(fp) == '\n';
+}
+
 int hmd_pdb_read(const char *path, struct hmd_frame **frames, int *nframes)
 {
     *frames = NULL;
@@ -204,13 +213,17 @@ int hmd_pdb_read(const char *path, struct hmd_frame **frames, int *nframes)
     struct hmd_box box;
     bool has_box = false;
     char title[sizeof frame.title] = "";
-    int more;
+    int more, last_atom_line = 0;
+    bool closed = true; /* the last ATOM record is followed by END or ENDMDL */
     while ((more = hmd_text_next(&tf)) == 1) {
         if (record_is(&tf, "ATOM") || record_is(&tf, "HETATM")) {
             status = read_atom(&tf, &frame, &cap);
+            closed = false;
+            last_atom_line = tf.lineno;
         } else if (record_is(&tf, "CRYST1")) {
             status = read_cryst1(&tf, &box, &has_box);
         } else if (record_is(&tf, "ENDMDL") || record_is(&tf, "END") || record_is(&tf, "MODEL")) {
+            closed = closed || !record_is(&tf, "MODEL");
             status = end_frame(&frame, &cap, &box, has_box, title, frames, nframes, &frames_cap);
         } else if (record_is(&tf, "TITLE") && is_blank(columns(&tf, 9, 10))) {
             /* GROMACS writes one TITLE (with "t= ") per MODEL; continuations are not kept */
@@ -220,6 +233,15 @@ int hmd_pdb_read(const char *path, struct hmd_frame **frames, int *nframes)
         if (status != HMD_OK) {
             goto free_frames;
         }
+    }
+    if (more == 0 && !closed && !ends_with_newline(tf.fp)) {
+        /* cut inside a record: no END or ENDMDL after the last atom, no end of line */
+        status = hmd_error_set(HMD_EDATA,
+                               "%s:%d: the file ends inside a record, after the ATOM record of "
+                               "line %d and without END or ENDMDL: truncated? (a complete PDB "
+                               "file ends its lines, and its frames with END or ENDMDL)",
+                               path, tf.lineno, last_atom_line);
+        goto free_frames;
     }
     status = more < 0 ? more
                       : end_frame(&frame, &cap, &box, has_box, title, frames, nframes, &frames_cap);

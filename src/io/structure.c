@@ -1,11 +1,14 @@
 #include "io/structure.h"
 
+#include "io/structure_check.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/elements.h"
 #include "core/error.h"
+#include "io/structure_check.h"
 
 int hmd_frame_alloc(struct hmd_frame *frame, int natoms)
 {
@@ -147,19 +150,33 @@ enum hmd_structure_format hmd_structure_detect(const char *path)
     return format != HMD_FORMAT_UNKNOWN ? format : format_from_content(path);
 }
 
+/* The positions of every frame read (io/structure_check.h); frees them on failure. */
+static int check_frames(const char *path, struct hmd_frame **frames, int *nframes, int status)
+{
+    for (int k = 0; status == HMD_OK && k < *nframes; k++) {
+        status = hmd_structure_check(&(*frames)[k], path, k + 1);
+    }
+    if (status != HMD_OK && *frames) {
+        hmd_frames_free(*frames, *nframes);
+        *frames = NULL;
+        *nframes = 0;
+    }
+    return status;
+}
+
 int hmd_structure_read(const char *path, struct hmd_frame **frames, int *nframes)
 {
     *frames = NULL;
     *nframes = 0;
     switch (hmd_structure_detect(path)) {
     case HMD_FORMAT_GRO:
-        return hmd_gro_read(path, frames, nframes);
+        return check_frames(path, frames, nframes, hmd_gro_read(path, frames, nframes));
     case HMD_FORMAT_PDB:
-        return hmd_pdb_read(path, frames, nframes);
+        return check_frames(path, frames, nframes, hmd_pdb_read(path, frames, nframes));
     case HMD_FORMAT_XYZ:
-        return hmd_xyz_read(path, frames, nframes);
+        return check_frames(path, frames, nframes, hmd_xyz_read(path, frames, nframes));
     case HMD_FORMAT_LAMMPS_DATA:
-        return hmd_lammps_data_read(path, frames, nframes);
+        return check_frames(path, frames, nframes, hmd_lammps_data_read(path, frames, nframes));
     case HMD_FORMAT_UNKNOWN:
         break;
     }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/error.h"
 
@@ -17,6 +18,24 @@ int hmd_text_open(struct hmd_text_file *tf, const char *path)
         return hmd_error_set(HMD_ENOINPUT, "%s: cannot open: %s", path, strerror(errno));
     }
     return HMD_OK;
+}
+
+int hmd_text_check_count(const struct hmd_text_file *tf, long long count, long long min_bytes,
+                         const char *what, int decl_line)
+{
+    struct stat st;
+    const long here = ftell(tf->fp);
+    if (here < 0 || fstat(fileno(tf->fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return HMD_OK;
+    }
+    const long long left = (long long)st.st_size - here;
+    if (count <= left / min_bytes + 1) {
+        return HMD_OK;
+    }
+    return hmd_error_set(HMD_EDATA,
+                         "%s:%d: %lld %s declared on line %d, but the remaining %lld bytes of the "
+                         "file hold at most %lld: a truncated or damaged file?",
+                         tf->path, tf->lineno, count, what, decl_line, left, left / min_bytes + 1);
 }
 
 int hmd_text_next(struct hmd_text_file *tf)

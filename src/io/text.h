@@ -24,6 +24,13 @@ int hmd_text_open(struct hmd_text_file *tf, const char *path);
  * HMD_ENOMEM on failure. */
 int hmd_text_next(struct hmd_text_file *tf);
 
+/* HMD_OK when `count` records of at least `min_bytes` bytes each can still follow in the file
+ * (always for a pipe or device); otherwise HMD_EDATA "<path>:<line>: <count> <what> declared
+ * on line <decl_line>, but ...": readers call it before allocating for a count read from a
+ * header, so that memory stays bounded by the file's size. */
+int hmd_text_check_count(const struct hmd_text_file *tf, long long count, long long min_bytes,
+                         const char *what, int decl_line);
+
 /* Closes the file and frees the line. Safe on a zeroed struct. */
 void hmd_text_close(struct hmd_text_file *tf);
 

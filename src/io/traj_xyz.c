@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/elements.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "io/backup.h"
 
 struct hmd_xyz_traj {
@@ -20,6 +22,14 @@ static void write_vec(FILE *fp, const double *a, int i)
     fprintf(fp, " %.17g %.17g %.17g", r[0], r[1], r[2]);
 }
 
+/* The mass written for an atom: its element's standard weight, 1 for an unknown element (ASE's
+ * mass of "X"). */
+static double column_mass(const char *element)
+{
+    const double m = hmd_element_mass(hmd_element_number(element));
+    return m > 0 ? m : 1.0;
+}
+
 int hmd_xyz_write_frame_to(FILE *fp, int natoms, const char (*element)[4], const double *x,
                            const double *v, const double *f, const struct hmd_box *box,
                            int64_t step, double time_ps, double energy)
@@ -31,7 +41,7 @@ int hmd_xyz_write_frame_to(FILE *fp, int natoms, const char (*element)[4], const
                 h[0][1], h[0][2], h[1][0], h[1][1], h[1][2], h[2][0], h[2][1], h[2][2]);
     }
     fprintf(fp, "Properties=species:S:1:pos:R:3%s%s energy=%.17g step=%" PRId64 " time=%.17g",
-            v ? ":vel:R:3" : "", f ? ":forces:R:3" : "", energy, step, time_ps);
+            v ? ":masses:R:1:momenta:R:3" : "", f ? ":forces:R:3" : "", energy, step, time_ps);
     /* No cell means no periodicity; ASE would assume "T T T" for a Lattice without pbc. */
     const bool none[3] = {false, false, false};
     const bool *pbc = box ? box->periodic : none;
@@ -40,7 +50,11 @@ int hmd_xyz_write_frame_to(FILE *fp, int natoms, const char (*element)[4], const
         fputs(element[i][0] ? element[i] : "X", fp);
         write_vec(fp, x, i);
         if (v) {
-            write_vec(fp, v, i);
+            /* ASE reads velocities only as momenta (amu Å per ASE time unit) over masses */
+            const double m = column_mass(element[i]), k = m * hmd_ase_time_unit_ps();
+            const double p[3] = {k * v[3 * i], k * v[3 * i + 1], k * v[3 * i + 2]};
+            fprintf(fp, " %.17g", m);
+            write_vec(fp, p, 0);
         }
         if (f) {
             write_vec(fp, f, i);

@@ -2,14 +2,18 @@
  * (`ase.io.read(path, index=':')`), OVITO and dpdata read it. Each frame is
  *
  *     <natoms>
- *     Lattice="ax ay az bx by bz cx cy cz" Properties=species:S:1:pos:R:3[:vel:R:3][:forces:R:3]
+ *     Lattice="ax ay az bx by bz cx cy cz"
+ *         Properties=species:S:1:pos:R:3[:masses:R:1:momenta:R:3][:forces:R:3]
  *         energy=<eV> step=<n> time=<ps> pbc="T T T"          (one line)
- *     <species> <x y z> [<vx vy vz>] [<fx fy fz>]             (natoms lines)
+ *     <species> <x y z> [<m> <px py pz>] [<fx fy fz>]         (natoms lines)
  *
- * in halomd's units: positions and cell in Å, velocities in Å/ps (ASE keeps the `vel` column as
- * the array atoms.arrays["vel"], unconverted), forces in eV/Å, energy in eV, time in ps. Without
- * a cell, Lattice is left out and pbc="F F F". Every number is written with 17 significant
- * digits, so it reads back to the same double.
+ * in halomd's units, except the velocities: positions and cell in Å, forces in eV/Å, energy in
+ * eV, time in ps. Velocities are written as ASE reads them (ase.io.read(...).get_velocities()):
+ * momenta in amu Å per ASE time unit (1e-10 s sqrt(amu/e) = 0.010181 ps) beside a masses
+ * column, the element's standard weight (1 for an unknown element), so that momenta / masses
+ * is the velocity whatever masses the run used; halomd's own reader (io/xyz.c) turns them back
+ * into Å/ps (within a few ulp). Without a cell, Lattice is left out and pbc="F F F". Every
+ * number is written with 17 significant digits.
  */
 #ifndef HMD_IO_TRAJ_XYZ_H
 #define HMD_IO_TRAJ_XYZ_H
@@ -27,7 +31,7 @@ struct hmd_xyz_traj;
  *   natoms   number of atoms
  *   element  element symbol per atom ("O"); an empty symbol is written as "X" (unknown)
  *   x        positions, natoms*3 row-major (Å)
- *   v        velocities, natoms*3 (Å/ps), or NULL to leave the vel column out
+ *   v        velocities, natoms*3 (Å/ps), or NULL to leave the masses and momenta columns out
  *   f        forces, natoms*3 (eV/Å), or NULL to leave the forces column out
  *   box      cell and periodic flags, or NULL when there is no cell
  *   step     MD step; time_ps the simulation time (ps); energy the potential energy (eV)

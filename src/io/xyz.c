@@ -16,14 +16,8 @@
 
 #include "core/elements.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "io/structure.h"
-
-/* ASE's unit of time, 1e-10 s * sqrt(amu / e) (CODATA 2018), in ps: ASE writes momenta in
- * amu * Å / this unit. */
-static double ase_time_unit_ps(void)
-{
-    return 1e2 * sqrt(1.66053906660e-27 / 1.602176634e-19);
-}
 
 /* Where each property starts among the columns of an atom line; -1 when absent. */
 struct layout {
@@ -362,7 +356,7 @@ static int read_atom(struct hmd_text_file *tf, const struct layout *lay, struct 
                                  tf->path, tf->lineno, atom, frame->name[i]);
         }
         for (int d = 0; d < 3 && status == HMD_OK; d++) {
-            v[d] /= m * ase_time_unit_ps();
+            v[d] /= m * hmd_ase_time_unit_ps();
         }
     }
     return status;
@@ -389,6 +383,9 @@ static int read_frame(struct hmd_text_file *tf, struct hmd_frame *frame)
     }
     struct header hdr;
     status = parse_comment(tf, &hdr);
+    if (status == HMD_OK) { /* an atom line holds at least "X 0 0 0" */
+        status = hmd_text_check_count(tf, natoms, 8, "atoms", count_line);
+    }
     if (status == HMD_OK) {
         status = hmd_frame_alloc(frame, (int)natoms);
     }

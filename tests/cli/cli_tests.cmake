@@ -110,15 +110,4 @@ halomd_cli_test(NAME run_beyond_sel EXIT 0
 # continuing from a checkpoint (-cpi): what is refused before any output
 halomd_cli_test(NAME cpi_missing EXIT 66 MATCH "cannot open checkpoint .*nothing.cpt"
   KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -cpi ${D}/nothing.cpt)
-halomd_cli_test(NAME cpi_broken EXIT 65 MATCH "checkpoint_broken.cpt:3: not a halomd checkpoint"
-  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -cpi ${D}/bad/checkpoint_broken.cpt)
-halomd_cli_test(NAME cpi_field_missing EXIT 65
-  MATCH "checkpoint_no_velocities.cpt: checkpoint field 'velocities_A_per_ps'"
-  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -cpi ${D}/bad/checkpoint_no_velocities.cpt)
-halomd_cli_test(NAME cpi_natoms EXIT 65 MATCH "checkpoint_3atoms.cpt: 3 atoms in a cell, but .*has 6"
-  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -cpi ${D}/bad/checkpoint_3atoms.cpt)
-halomd_cli_test(NAME cpi_dt EXIT 78 MATCH "dt = 0.001 ps, but the checkpoint .* dt = 0.0005 ps"
-  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -set dt=0.001 -nsteps 60
-  -cpi ${D}/bad/checkpoint_step50.cpt)
-halomd_cli_test(NAME cpi_nothing_to_do EXIT 78 MATCH "nsteps = 40, but the checkpoint .* at step 50"
-  KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -nsteps 40 -cpi ${D}/bad/checkpoint_step50.cpt)
+# the other -cpi refusals need checkpoints made by tests/production/cpt_tool: there

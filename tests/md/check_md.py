@@ -23,6 +23,7 @@ import math
 import os
 import statistics
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -209,8 +210,8 @@ def continuation(halomd, data, workdir):
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    with open(os.path.join(workdir, "stopped.cpt")) as f:
-        step = json.load(f)["step"]
+    with open(os.path.join(workdir, "stopped.cpt"), "rb") as f:
+        step = struct.unpack_from("<q", f.read(64), 56)[0]  # the header's step (io/checkpoint.h)
     ok &= check(proc.returncode == 0 and "stopped by signal 15" in err and step % 10 == 0,
                 f"SIGTERM: exit {proc.returncode}, checkpoint at step {step}")
     if step < 120:

@@ -280,19 +280,86 @@ static void test_set_overrides(void **state)
     assert_string_equal(p.model, "dir/a=b.dp");
 }
 
+/* nstcalcenergy is lowered to fit nstenergy and nstlog, with a note, as grompp does. */
 static void test_check_multiples(void **state)
 {
     struct hmd_params p;
     assert_int_equal(read_text(&p, "nstcalcenergy = 10\nnstenergy = 25\n"), HMD_OK);
-    assert_int_equal(hmd_params_check(&p, 6.0), HMD_ECONFIG);
-    assert_msg_has("nstenergy = 25 (");
-    assert_msg_has("test_params_input.mdp:2) is not a multiple of nstcalcenergy = 10 (");
-    assert_int_equal(read_text(&p, "nstcalcenergy = 50\nnstenergy = 0\n"), HMD_OK);
+    assert_int_equal(hmd_params_check(&p, 6.0), HMD_OK);
+    assert_int_equal(p.nstcalcenergy, 5);
+    assert_non_null(strstr(p.notes, "nstcalcenergy = 10 ("));
+    assert_non_null(strstr(p.notes, "test_params_input.mdp:1) changed to 5, so that nstenergy = "
+                                    "25 and nstlog = 100 are multiples of it"));
+    assert_string_equal(hmd_params_origin(&p, "nstcalcenergy").file, "derived");
+    assert_int_equal(hmd_params_check(&p, 6.0), HMD_OK); /* again: the same, one note */
+    assert_int_equal(p.nstcalcenergy, 5);
+    assert_null(strchr(p.notes, '\n'));
+    /* the default 100 against nstlog = 75 from -set; nstenergy = 0 does not count */
+    assert_int_equal(read_text(&p, "nstenergy = 0\n"), HMD_OK);
     assert_int_equal(hmd_params_set(&p, "nstlog=75"), HMD_OK);
-    assert_int_equal(hmd_params_check(&p, 6.0), HMD_ECONFIG);
-    assert_msg_has("nstlog = 75 (-set) is not a multiple of nstcalcenergy = 50");
+    assert_int_equal(hmd_params_check(&p, 6.0), HMD_OK);
+    assert_int_equal(p.nstcalcenergy, 25);
+    assert_non_null(strstr(p.notes, "nstcalcenergy = 100 (default) changed to 25"));
     assert_int_equal(read_text(&p, "nstcalcenergy = 50\nnstenergy = 0\nnstlog = 150\n"), HMD_OK);
     assert_int_equal(hmd_params_check(&p, 6.0), HMD_OK);
+    assert_int_equal(p.nstcalcenergy, 50);
+    assert_string_equal(p.notes, "");
+}
+
+/* Every bad line of a file in one message, in line order; "did you mean" never names a key the
+ * file sets (even on a later line). */
+static void test_all_errors_at_once(void **state)
+{
+    struct hmd_params p;
+    assert_int_equal(read_text(&p, "cutoff-scheme = Verlet\ndt = 0.001\ntcouple = v-rescale\n"
+                                   "integrator = sd\nnstlist = ten\ntcoupl = no\n"
+                                   "coulombtype = PME\n"),
+                     HMD_ECONFIG);
+    assert_msg_has("test_params_input.mdp:1: unknown parameter 'cutoff-scheme'");
+    assert_msg_has("params_input.mdp:3: unknown parameter 'tcouple'; docs/parameters.md");
+    assert_msg_has("params_input.mdp:4: integrator = sd is not supported");
+    assert_msg_has("params_input.mdp:5: nstlist = ten is not an integer");
+    assert_msg_has("params_input.mdp:7: unknown parameter 'coulombtype'");
+    assert_null(strstr(hmd_error_msg(), "did you mean 'tcoupl'"));
+    int lines = 1;
+    for (const char *c = hmd_error_msg(); *c; c++) {
+        lines += *c == '\n';
+    }
+    assert_int_equal(lines, 5); /* one line per bad line */
+    assert_null(strstr(hmd_error_msg(), ":2:"));
+    assert_null(strstr(hmd_error_msg(), ":6:"));
+    /* without tcoupl set, the suggestion stays */
+    assert_rejected("tcouple = v-rescale\n", ":1: unknown parameter 'tcouple'",
+                    "did you mean 'tcoupl'?");
+    /* and -set does not suggest a key the file or an earlier -set gave */
+    assert_int_equal(read_text(&p, "nsteps = 10\n"), HMD_OK);
+    assert_int_equal(hmd_params_set(&p, "nstep=5"), HMD_ECONFIG);
+    assert_null(strstr(hmd_error_msg(), "did you mean 'nsteps'"));
+}
+
+/* A UTF-8 byte-order mark before the first key is skipped; elsewhere it is part of the text. */
+static void test_byte_order_mark(void **state)
+{
+    struct hmd_params p;
+    assert_int_equal(read_text(&p, "\xEF\xBB\xBFnsteps = 12\ndt = 0.001\n"), HMD_OK);
+    assert_int_equal(p.nsteps, 12);
+    assert_int_equal(read_text(&p, "dt = 0.001\n\xEF\xBB\xBFnsteps = 12\n"), HMD_ECONFIG);
+    assert_msg_has(":2: unknown parameter");
+}
+
+/* The output-group keys: text, default System; the XTC precision must be positive. */
+static void test_output_keys(void **state)
+{
+    struct hmd_params p;
+    assert_int_equal(read_text(&p, "compressed-x-grps = Water NA\nnstxout_compressed = 50\n"
+                                   "h5md = yes\n"),
+                     HMD_OK);
+    assert_string_equal(p.compressed_x_grps, "Water NA");
+    assert_string_equal(p.h5md_grps, "System");
+    assert_int_equal(p.nstxout_compressed, 50);
+    assert_true(p.h5md);
+    assert_true(p.compressed_x_precision == 1000);
+    assert_rejected("compressed-x-precision = 0\n", "compressed-x-precision = 0", "> 0");
 }
 
 static void test_check_ref_t_required(void **state)
@@ -468,23 +535,16 @@ static void test_docs_match_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_read_syntax_and_spellings),
-        cmocka_unit_test(test_bool_words),
-        cmocka_unit_test(test_unknown_key),
-        cmocka_unit_test(test_repeated_key),
-        cmocka_unit_test(test_malformed_lines),
-        cmocka_unit_test(test_bad_numbers),
-        cmocka_unit_test(test_out_of_range),
-        cmocka_unit_test(test_enum_words),
-        cmocka_unit_test(test_unreadable_file),
-        cmocka_unit_test(test_set_overrides),
-        cmocka_unit_test(test_check_multiples),
-        cmocka_unit_test(test_check_ref_t_required),
-        cmocka_unit_test(test_check_rlist),
-        cmocka_unit_test(test_check_revalidates_struct),
-        cmocka_unit_test(test_example_file),
-        cmocka_unit_test(test_write_reads_back),
+        cmocka_unit_test(test_defaults),           cmocka_unit_test(test_read_syntax_and_spellings),
+        cmocka_unit_test(test_bool_words),         cmocka_unit_test(test_unknown_key),
+        cmocka_unit_test(test_repeated_key),       cmocka_unit_test(test_malformed_lines),
+        cmocka_unit_test(test_bad_numbers),        cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_enum_words),         cmocka_unit_test(test_unreadable_file),
+        cmocka_unit_test(test_set_overrides),      cmocka_unit_test(test_check_multiples),
+        cmocka_unit_test(test_all_errors_at_once), cmocka_unit_test(test_byte_order_mark),
+        cmocka_unit_test(test_output_keys),        cmocka_unit_test(test_check_ref_t_required),
+        cmocka_unit_test(test_check_rlist),        cmocka_unit_test(test_check_revalidates_struct),
+        cmocka_unit_test(test_example_file),       cmocka_unit_test(test_write_reads_back),
         cmocka_unit_test(test_docs_match_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

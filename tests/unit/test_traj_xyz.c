@@ -10,6 +10,7 @@
 
 #include "core/box.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "io/traj_xyz.h"
 
 #define PATH_LEN 1024 /* test paths are short: a scratch folder and a file name */
@@ -69,24 +70,31 @@ static void test_two_frames_read_back(void **state)
     FILE *fp = fopen(path, "r");
     assert_non_null(fp);
     char line[2048];
-    double got[9];
+    double got[10];
 
     /* Frame 1: cell, pbc flags, all three vector columns. */
     assert_non_null(fgets(line, sizeof line, fp));
     assert_string_equal(line, "3\n");
     assert_non_null(fgets(line, sizeof line, fp));
     assert_string_equal(line, "Lattice=\"10 0 0 3 9.5 0 -2 1.5 8.125\" "
-                              "Properties=species:S:1:pos:R:3:vel:R:3:forces:R:3 energy=-76.5 "
+                              "Properties=species:S:1:pos:R:3:masses:R:1:momenta:R:3:forces:R:3 "
+                              "energy=-76.5 "
                               "step=100 time=0.050000000000000003 pbc=\"T T F\"\n");
     for (int i = 0; i < 3; i++) {
         assert_non_null(fgets(line, sizeof line, fp));
         const char *sym = i == 2 ? "X" : element[i]; /* unknown element written as X */
         size_t len = strlen(sym);
         assert_memory_equal(line, sym, len);
-        assert_int_equal(read_doubles(line + len, got, 9), 9);
+        assert_int_equal(read_doubles(line + len, got, 10), 10);
         assert_bits_equal(got, x + 3 * i, 3);
-        assert_bits_equal(got + 3, v + 3 * i, 3);
-        assert_bits_equal(got + 6, f + 3 * i, 3);
+        /* masses: the element's weight, 1 for X; momenta / masses / ASE's time unit = v */
+        const double mass[3] = {15.999, 1.008, 1.0};
+        assert_true(got[3] == mass[i]);
+        for (int d = 0; d < 3; d++) {
+            const double back = got[4 + d] / got[3] / hmd_ase_time_unit_ps();
+            assert_true(fabs(back - v[3 * i + d]) <= 4e-16 * fabs(v[3 * i + d]));
+        }
+        assert_bits_equal(got + 7, f + 3 * i, 3);
     }
 
     /* Frame 2: no cell, no velocities. */

@@ -3,6 +3,9 @@
 #define HMD_TESTS_TEST_UTIL_H
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 /* Fails unless |got - want| <= tol, printing both with full precision. */
 static inline void assert_near(double got, double want, double tol)
@@ -18,6 +21,14 @@ static inline void assert_vec(const double *got, double x, double y, double z, d
     assert_near(got[0], x, tol);
     assert_near(got[1], y, tol);
     assert_near(got[2], z, tol);
+}
+
+/* Makes a fresh folder `<$HMD_TEST_TMP or /tmp>/<name>.XXXXXX` into dir[cap]; 0 or -1. */
+static inline int hmd_test_scratch(char *dir, size_t cap, const char *name)
+{
+    const char *tmp = getenv("HMD_TEST_TMP");
+    snprintf(dir, cap, "%s/%s.XXXXXX", tmp ? tmp : "/tmp", name);
+    return mkdtemp(dir) ? 0 : -1;
 }
 
 #endif /* HMD_TESTS_TEST_UTIL_H */
