@@ -27,6 +27,10 @@ Writes
   tests/data/model_devi/*.json, *.out  dp model-devi's deviations (make_model_devi writes the
                                     .out; calc_model_devi's arrays at full precision)
   tests/data/ase/dp_calculator.json DeePMD-kit's ASE calculator DP on three structures
+  tests/data/derived/dpa1_small_hcno_onch.dp, dpa1_small_hcno_chon_fit.dp
+                                    models/dpa1_small_hcno.dp with the type map in other orders
+                                    (change_type_map), the second with perturbed fitting
+                                    weights: an ensemble whose type maps are in three orders
 
 Tolerances (stored in each file) are relative, max|halomd - golden| / max|golden| per array;
 tests/data/README.md says why each is what it is.
@@ -188,9 +192,9 @@ def dp_test(model_dp, data_root, label, work):
     dp = DeepEval(str(pth))
     tester = build_tester(dp, atomic=False)
     handler = _Lines()
-    for name in ("deepmd", "deepmd.infer.model_test.base", "deepmd.infer.model_test.ener"):
-        logging.getLogger(name).addHandler(handler)
-        logging.getLogger(name).setLevel(logging.INFO)
+    logger = logging.getLogger("deepmd")  # the testers log through its children
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
     systems = []
     errs = []
     for system in sorted(process_systems(str(data_root))):
@@ -211,12 +215,47 @@ def dp_test(model_dp, data_root, label, work):
     handler.lines.append(f"# number of systems : {len(systems)}")
     tester.log_errors(total)
     handler.lines.append("# ----------------------------------------------- ")
-    for name in ("deepmd", "deepmd.infer.model_test.base", "deepmd.infer.model_test.ener"):
-        logging.getLogger(name).removeHandler(handler)
+    logger.removeHandler(handler)
     for s, line in zip(systems, [ln for ln in handler.lines if "number of test data" in ln]):
         s["nframes"] = int(line.split(":")[1])
     return systems, {"nsystems": len(systems), "errors": {k: v[0] for k, v in total.items()},
                      "weights": {k: v[1] for k, v in total.items()}}, handler.lines
+
+
+def _perturb(obj, rng, scale):
+    """Every float array of a serialized fitting net times (1 + scale * N(0, 1))."""
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {k: _perturb(v, rng, scale) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_perturb(v, rng, scale) for v in obj]
+    if isinstance(obj, np.ndarray) and obj.dtype.kind == "f" and obj.size > 1:
+        return obj * (1.0 + scale * rng.standard_normal(obj.shape))
+    return obj
+
+
+def make_permuted_models(root):
+    """derived/dpa1_small_hcno_onch.dp: models/dpa1_small_hcno.dp with its type map in the
+    order O N C H (DeePMD-kit's change_type_map): the same model, other type indices.
+    derived/dpa1_small_hcno_chon_fit.dp: the type map C H O N and the fitting net's weights
+    scaled by 1 + 0.05 N(0, 1) (seed 33): another member of the ensemble."""
+    import numpy as np
+    from deepmd.dpmodel.model.model import BaseModel
+    from deepmd.dpmodel.utils.serialization import load_dp_model, save_dp_model
+
+    for name, order, fit in ((PERMUTED[0], ["O", "N", "C", "H"], False),
+                             (PERMUTED[1], ["C", "H", "O", "N"], True)):
+        data = load_dp_model(str(root / "models" / "dpa1_small_hcno.dp"))
+        model = BaseModel.deserialize(data["model"])
+        model.change_type_map(order)
+        data["model"] = model.serialize()
+        if fit:
+            fitting = data["model"]["fitting"]
+            fitting["nets"] = _perturb(fitting["nets"], np.random.default_rng(33), 0.05)
+        out = root / name
+        out.parent.mkdir(parents=True, exist_ok=True)
+        save_dp_model(str(out), data)
 
 
 def make_dptest(root, work, command):
@@ -280,8 +319,10 @@ def make_model_devi(root, work, command):
     cases = [
         ("water_192", ["examples/water/water_trained.dp", "tests/data/models/se_e2_a_water_one_side.dp",
                        "tests/data/models/se_e2_a_water_two_side.dp"], "tests/data/deepmd_traj/water_192"),
-        ("hcno_270", ["tests/data/models/dpa1_small_hcno.dp", "tests/data/models/dpa1_small_hcno_strip.dp",
-                      "tests/data/models/se_atten_v2_small_hcno.dp"], "tests/data/deepmd_traj/hcno_270"),
+        ("hcno_270", ["tests/data/models/dpa1_small_hcno.dp",
+                      "tests/data/derived/dpa1_small_hcno_onch.dp",
+                      "tests/data/derived/dpa1_small_hcno_chon_fit.dp"],
+         "tests/data/deepmd_traj/hcno_270"),
     ]
     settings = [("absolute", None, None, False), ("relative", 1.0, 0.5, True)]
     for name, models, traj in cases:
@@ -367,6 +408,7 @@ def make_ase(root, work, command):
 
 
 MANAGED = ["deepmd", "deepmd_traj", "dptest", "model_devi", "ase"]
+PERMUTED = ("derived/dpa1_small_hcno_onch.dp", "derived/dpa1_small_hcno_chon_fit.dp")
 
 
 def generate(root, command):
@@ -374,6 +416,7 @@ def generate(root, command):
     with tempfile.TemporaryDirectory() as w:
         work = Path(w)
         make_data(root, work)
+        make_permuted_models(root)
         make_dptest(root, work, command)
         make_model_devi(root, work, command)
         make_ase(root, work, command)
@@ -388,11 +431,14 @@ def main(argv=None):
         root = Path(tmp) / "data"
         shutil.copytree(DATA / "models", root / "models")
         shutil.copytree(DATA / "structures", root / "structures")
+        (root / "derived").mkdir()
         generate(root, command)
         if args.update:
             for name in MANAGED:
                 shutil.rmtree(DATA / name, ignore_errors=True)
                 shutil.copytree(root / name, DATA / name)
+            for name in PERMUTED:
+                shutil.copy2(root / name, DATA / name)
             log("updated " + ", ".join(f"tests/data/{n}" for n in MANAGED))
             return 0
         bad = 0

@@ -17,6 +17,7 @@
 /* Frames to evaluate, on rank 0: a structure file or one DeePMD-kit system. */
 struct source {
     const char *name;             /* file or folder, for messages and headers */
+    char where[4096];             /* what atom lines refer to: the file, or type.raw */
     bool data;                    /* a DeePMD-kit system (else a structure file) */
     struct hmd_deepmd_system sys; /* data: the system (owned) */
     struct hmd_frame *frames;     /* structure file: its frames (owned) */
@@ -29,6 +30,7 @@ static int source_open_data(struct source *s, const char *dir)
     memset(s, 0, sizeof *s);
     s->data = true;
     s->name = dir;
+    snprintf(s->where, sizeof s->where, "%s/type.raw", dir);
     int rc = hmd_deepmd_system_read(dir, &s->sys);
     s->nframes = rc ? 0 : s->sys.nframes;
     return rc;
@@ -38,6 +40,7 @@ static int source_open_conf(struct source *s, const char *path)
 {
     memset(s, 0, sizeof *s);
     s->name = path;
+    snprintf(s->where, sizeof s->where, "%s", path);
     return hmd_structure_read(path, &s->frames, &s->nframes);
 }
 
@@ -135,7 +138,7 @@ static int test_system(struct hmd_evaluator *ev, char **paths, int k, FILE *repo
             hmd_comm_agree(hmd_comm_rank() == 0 ? source_frame(&s, f, &ev->model, &frame) : HMD_OK);
         struct hmd_eval_result res;
         if (!rc) {
-            rc = hmd_evaluator_eval(ev, frame, s.name, &res);
+            rc = hmd_evaluator_eval(ev, frame, s.where, &res);
         }
         if (rc) {
             rc = hmd_error_prefix(rc, "%s frame %d: ", s.name ? s.name : "", f + 1);
@@ -243,7 +246,7 @@ static int devi_source(const struct hmd_eval_devi_options *o, struct source *s,
         rc = hmd_comm_agree(root ? source_frame(s, f, &o->models[0].model, &frame) : HMD_OK);
         for (int k = 0; k < o->nmodels && !rc; k++) {
             struct hmd_eval_result res;
-            rc = hmd_evaluator_eval(&o->models[k], frame, s->name, &res);
+            rc = hmd_evaluator_eval(&o->models[k], frame, s->where, &res);
             force[k] = res.force;
             memcpy(vir[k], res.virial, sizeof vir[k]);
             virial[k] = vir[k];
