@@ -172,37 +172,53 @@ static void expect_refused(const char *rel, int status, const char *what)
     assert_null(sys.coord);
 }
 
+/* Breaks a copy of the good system: removes file `drop`, or writes `text` (a .raw file) or
+ * an .npy of `shape` (n values) at `file`. */
+struct breakage {
+    const char *name, *drop, *file, *text, *shape;
+    size_t n;
+    int status;
+    const char *what;
+};
+
 static void test_broken_systems_are_refused(void **state)
 {
+    static const struct breakage cases[] = {
+        {"badtype", NULL, "type.raw", "0\nx\n", NULL, 0, HMD_EDATA,
+         "badtype/type.raw:2: 'x' is not an atom type"},
+        {"bigtype", NULL, "type.raw", "0 2\n", NULL, 0, HMD_EDATA,
+         "atom 2 has type 2, but type_map.raw names 2 types"},
+        {"shape", NULL, "set.001/coord.npy", NULL, "(1, 5)", 5, HMD_EDATA,
+         "shape/set.001/coord.npy: expected shape (nframes, 6)"},
+        {"count", NULL, "set.000/force.npy", NULL, "(2, 5)", 10, HMD_EDATA,
+         "count/set.000/force.npy: 10 values, expected 12"},
+        {"partial", "set.001/virial.npy", NULL, NULL, NULL, 0, HMD_EDATA,
+         "partial/set.001: virial.npy is missing"},
+        {"nobox", "set.000/box.npy", NULL, NULL, NULL, 0, HMD_ENOINPUT,
+         "nobox/set.000: no box.npy"},
+        {"mixed", NULL, "set.000/real_atom_types.npy", NULL, "(2, 2)", 4, HMD_ENOTSUP,
+         "mixed-type data"},
+        {"nocoord", "set.000/coord.npy", NULL, NULL, NULL, 0, HMD_ENOINPUT,
+         "nocoord/set.000: no coord.npy"},
+        {"junk", NULL, "set.000/coord.npy", "not numpy", NULL, 0, HMD_EDATA,
+         "junk/set.000/coord.npy: not a NumPy .npy file"},
+    };
     make_dir("empty");
     expect_refused("empty", HMD_ENOINPUT, "no type.raw");
-    make_system("badtype");
-    write_text("badtype/type.raw", "0\nx\n");
-    expect_refused("badtype", HMD_EDATA, "badtype/type.raw:2: 'x' is not an atom type");
-    make_system("bigtype");
-    write_text("bigtype/type.raw", "0 2\n");
-    expect_refused("bigtype", HMD_EDATA, "atom 2 has type 2, but type_map.raw names 2 types");
-    make_system("shape");
-    write_npy("shape/set.001/coord.npy", "(1, 5)", coord, 5);
-    expect_refused("shape", HMD_EDATA, "shape/set.001/coord.npy: expected shape (nframes, 6)");
-    make_system("count");
-    write_npy("count/set.000/force.npy", "(2, 5)", force, 10);
-    expect_refused("count", HMD_EDATA, "count/set.000/force.npy: 10 values, expected 12");
-    make_system("partial");
-    remove(path_of("partial/set.001/virial.npy"));
-    expect_refused("partial", HMD_EDATA, "partial/set.001: virial.npy is missing");
-    make_system("nobox");
-    remove(path_of("nobox/set.000/box.npy"));
-    expect_refused("nobox", HMD_ENOINPUT, "nobox/set.000: no box.npy");
-    make_system("mixed");
-    write_npy("mixed/set.000/real_atom_types.npy", "(2, 2)", coord, 4);
-    expect_refused("mixed", HMD_ENOTSUP, "mixed-type data");
-    make_system("nosets");
-    remove(path_of("nosets/set.000/coord.npy"));
-    expect_refused("nosets", HMD_ENOINPUT, "nosets/set.000: no coord.npy");
-    make_system("junk");
-    write_text("junk/set.000/coord.npy", "not numpy");
-    expect_refused("junk", HMD_EDATA, "junk/set.000/coord.npy: not a NumPy .npy file");
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const struct breakage *b = &cases[k];
+        char rel[256];
+        make_system(b->name);
+        snprintf(rel, sizeof rel, "%s/%s", b->name, b->drop ? b->drop : b->file);
+        if (b->drop) {
+            remove(path_of(rel));
+        } else if (b->text) {
+            write_text(rel, b->text);
+        } else {
+            write_npy(rel, b->shape, coord, b->n);
+        }
+        expect_refused(b->name, b->status, b->what);
+    }
 }
 
 static void test_find_systems(void **state)

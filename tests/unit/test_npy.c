@@ -128,49 +128,42 @@ static void expect_refused(const char *path, int status, const char *what)
 static void test_broken_files_are_refused(void **state)
 {
     const double v[4] = {1, 2, 3, 4};
-    const char *ok = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }";
+    /* file name, format version, header, bytes of data, what the message must say */
+    static const struct {
+        const char *name;
+        int major;
+        const char *dict;
+        size_t nbytes;
+        const char *what;
+    } cases[] = {
+        {"short.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 24,
+         "the header says shape (2, 2)"},
+        {"ver.npy", 4, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 32,
+         "version 4"},
+        {"obj.npy", 1, "{'descr': '|O', 'fortran_order': False, 'shape': (2, 2), }", 32,
+         "unsupported data type '|O'"},
+        {"struct.npy", 1, "{'descr': [('x', '<f8')], 'fortran_order': False, 'shape': (4,), }", 32,
+         "structured"},
+        {"fort.npy", 1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }", 32,
+         "Fortran-ordered"},
+        {"neg.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (-2, 2), }", 32, "shape"},
+        {"huge.npy", 1,
+         "{'descr': '<f8', 'fortran_order': False, 'shape': (4000000000, 4000000000), }", 32,
+         "too large"},
+        {"nodict.npy", 1, "descr", 32, "not a Python dict"},
+        {"nokey.npy", 1, "{'descr': '<f8', 'shape': (2, 2), }", 32, "lacks"},
+        {"twice.npy", 1,
+         "{'descr': '<f8', 'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", 32, "twice"},
+        {"extra.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), 'x': 1}", 32,
+         "unexpected key 'x'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        expect_refused(write_npy(cases[k].name, cases[k].major, cases[k].dict, v, cases[k].nbytes),
+                       HMD_EDATA, cases[k].what);
+    }
     char path[1024];
     snprintf(path, sizeof path, "%s/missing.npy", scratch);
     expect_refused(path, HMD_ENOINPUT, "cannot open");
-    expect_refused(write_npy("short.npy", 1, ok, v, sizeof v - 8), HMD_EDATA,
-                   "the header says shape (2, 2)");
-    expect_refused(write_npy("ver.npy", 4, ok, v, sizeof v), HMD_EDATA, "version 4");
-    expect_refused(write_npy("obj.npy", 1,
-                             "{'descr': '|O', 'fortran_order': False, 'shape': (2, 2), }", v,
-                             sizeof v),
-                   HMD_EDATA, "unsupported data type '|O'");
-    expect_refused(write_npy("struct.npy", 1,
-                             "{'descr': [('x', '<f8')], 'fortran_order': False, 'shape': (4,), "
-                             "}",
-                             v, sizeof v),
-                   HMD_EDATA, "structured");
-    expect_refused(write_npy("fort.npy", 1,
-                             "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }", v,
-                             sizeof v),
-                   HMD_EDATA, "Fortran-ordered");
-    expect_refused(write_npy("neg.npy", 1,
-                             "{'descr': '<f8', 'fortran_order': False, 'shape': (-2, 2), }", v,
-                             sizeof v),
-                   HMD_EDATA, "shape");
-    expect_refused(write_npy("huge.npy", 1,
-                             "{'descr': '<f8', 'fortran_order': False, 'shape': "
-                             "(4000000000, 4000000000), }",
-                             v, sizeof v),
-                   HMD_EDATA, "too large");
-    expect_refused(write_npy("nodict.npy", 1, "descr", v, sizeof v), HMD_EDATA,
-                   "not a Python "
-                   "dict");
-    expect_refused(write_npy("nokey.npy", 1, "{'descr': '<f8', 'shape': (2, 2), }", v, sizeof v),
-                   HMD_EDATA, "lacks");
-    expect_refused(write_npy("twice.npy", 1,
-                             "{'descr': '<f8', 'descr': '<f8', 'fortran_order': False, 'shape': "
-                             "(4,), }",
-                             v, sizeof v),
-                   HMD_EDATA, "twice");
-    expect_refused(write_npy("extra.npy", 1,
-                             "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), 'x': 1}", v,
-                             sizeof v),
-                   HMD_EDATA, "unexpected key 'x'");
     /* not an .npy file at all */
     snprintf(path, sizeof path, "%s/text.npy", scratch);
     FILE *fp = fopen(path, "w");
