@@ -407,6 +407,25 @@ def make_ase(root, work, command):
     path.write_text(json.dumps(doc, indent=1) + "\n")
 
 
+def differences(new, ref, where, tol=1e-12):
+    """Places where two golden documents differ: numbers beyond tol relative, anything else
+    not equal (provenance and the report's lines of text are not compared)."""
+    if isinstance(ref, dict):
+        if set(new) != set(ref):
+            return [f"{where}: keys {sorted(new)} vs {sorted(ref)}"]
+        return [d for k in ref if k not in ("provenance", "report")
+                for d in differences(new[k], ref[k], f"{where}.{k}", tol)]
+    if isinstance(ref, list):
+        if not isinstance(new, list) or len(new) != len(ref):
+            return [f"{where}: lengths differ"]
+        return [d for k, (a, b) in enumerate(zip(new, ref))
+                for d in differences(a, b, f"{where}[{k}]", tol)]
+    if isinstance(ref, float) and isinstance(new, (int, float)):
+        ok = abs(new - ref) <= tol * max(abs(ref), 1e-300)
+        return [] if ok else [f"{where}: {new!r} vs {ref!r}"]
+    return [] if new == ref else [f"{where}: {new!r} vs {ref!r}"]
+
+
 MANAGED = ["deepmd", "deepmd_traj", "dptest", "model_devi", "ase"]
 PERMUTED = ("derived/dpa1_small_hcno_onch.dp", "derived/dpa1_small_hcno_chon_fit.dp")
 
@@ -442,13 +461,18 @@ def main(argv=None):
             log("updated " + ", ".join(f"tests/data/{n}" for n in MANAGED))
             return 0
         bad = 0
-        for name in ("dptest", "model_devi"):
+        for name in ("dptest", "model_devi", "ase"):
             for new in sorted((root / name).glob("*.json")):
                 ref = DATA / name / new.name
                 if not ref.exists():
                     log(f"{ref} missing")
                     bad += 1
-        log("checked" if not bad else f"{bad} differences")
+                    continue
+                for where in differences(json.loads(new.read_text()),
+                                         json.loads(ref.read_text()), ref.name):
+                    log(where)
+                    bad += 1
+        log("the committed files are reproduced" if not bad else f"{bad} differences")
         return 1 if bad else 0
 
 

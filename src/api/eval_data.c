@@ -331,13 +331,9 @@ static json_t *devi_block_json(const struct devi_block *b, int64_t freq)
 static int write_devi(const struct hmd_eval_devi_options *o, const struct devi_block *blocks, int n)
 {
     FILE *fp;
-    char note[512];
-    int rc = hmd_output_open(o->out, &fp, note, sizeof note);
+    int rc = hmd_output_create(o->out, &fp);
     if (rc) {
         return rc;
-    }
-    if (note[0]) {
-        fprintf(stderr, "%s\n", note);
     }
     for (int k = 0; k < n && !rc; k++) {
         const struct devi_block *b = &blocks[k];

@@ -238,13 +238,9 @@ static int write_eval(const struct cli *cli, const struct hmd_eval_json *doc)
         return hmd_eval_json_write(doc, stdout, "standard output");
     }
     FILE *fp;
-    char note[512];
-    int rc = hmd_output_open(cli->out, &fp, note, sizeof note);
+    int rc = hmd_output_create(cli->out, &fp);
     if (rc) {
         return rc;
-    }
-    if (note[0]) {
-        fprintf(stderr, "%s\n", note);
     }
     rc = hmd_eval_json_write(doc, fp, cli->out);
     if (fclose(fp) && !rc) {

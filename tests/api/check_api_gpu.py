@@ -10,7 +10,10 @@ usable device):
 2. the ASE calculator with backend="cuda" equal to `halomd eval -backend cuda` bit for bit on
    a file of several frames;
 3. one model kept across systems of different sizes in turn (the device buffers grow and are
-   reused) gives, bit for bit, what a fresh model gives;
+   reused) gives, bit for bit, what a fresh model gives.
+   2 and 3 are bit for bit when the GPU repeats its own evaluation bit for bit (two fresh
+   models on one configuration); the force kernels sum with atomic additions, and where
+   repeats differ in the last bits, 2 and 3 hold within 1e-12 relative instead (printed);
 4. DeePMD-kit's DP calculator (tests/data/ase/dp_calculator.json) within its tolerance.
 Needs numpy and ase; HALOMD_LIBRARY and HALOMD_EXE name this build's library and program.
 """
@@ -36,6 +39,7 @@ from halomd.ase import Calculator  # noqa: E402
 EXE = os.environ.get("HALOMD_EXE", str(REPO / "build" / "halomd"))
 TOL = 1e-10
 failures = []
+exact = True  # the GPU repeats its own evaluation bit for bit (set in main)
 
 
 def rel(a, b):
@@ -61,6 +65,24 @@ def against_cpu(model, structure, pbc=True, settings=None):
           f"GPU vs CPU {worst:.1e} <= {TOL:g}", worst <= TOL)
 
 
+def same(a, b):
+    """Bit for bit, or within 1e-12 relative where the GPU does not repeat itself exactly."""
+    a, b = np.asarray(a), np.asarray(b)
+    return bool(np.array_equal(a, b)) if exact else rel(a, b) <= 1e-12
+
+
+def repeats_exactly(model):
+    atoms = ase.io.read(DATA / "structures" / "water_192_triclinic.xyz")
+    runs = []
+    for _ in range(2):
+        with halomd.Model(model, backend="cuda") as m:
+            runs.append(m.eval(atoms.positions, atoms.get_chemical_symbols(), cell=atoms.cell))
+    ok = all(np.array_equal(runs[0][k], runs[1][k]) for k in ("energy", "forces", "virial"))
+    print(f"note    the GPU repeats an evaluation {'bit for bit' if ok else 'only to '}"
+          + ("" if ok else f"{rel(runs[0]['forces'], runs[1]['forces']):.1e} (forces)"))
+    return ok
+
+
 def equals_eval(model, structure):
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "eval.json"
@@ -68,14 +90,14 @@ def equals_eval(model, structure):
                         "-o", str(out)], check=True, capture_output=True)
         frames = json.loads(out.read_text())["frames"]
     calc = Calculator(model, backend="cuda")
-    same = True
+    ok = True
     for atoms, ref in zip(ase.io.read(structure, index=":"), frames):
         atoms.calc = calc
-        same &= atoms.get_potential_energy() == ref["energy"]
-        same &= bool(np.array_equal(atoms.get_forces(), np.array(ref["force"])))
-        same &= bool(np.array_equal(calc.results["virial"], np.array(ref["virial"])))
+        ok &= same(atoms.get_potential_energy(), ref["energy"])
+        ok &= same(atoms.get_forces(), ref["force"])
+        ok &= same(calc.results["virial"], ref["virial"])
     check(f"ASE calculator (cuda) == halomd eval -backend cuda on {structure.name}, "
-          f"{len(frames)} frames, bit for bit", same)
+          f"{len(frames)} frames, {'bit for bit' if exact else 'within 1e-12'}", ok)
 
 
 def kept_between_sizes(model):
@@ -86,9 +108,10 @@ def kept_between_sizes(model):
              for a in (small, big, small, big)]
     with halomd.Model(model, backend="cuda") as fresh:
         ref_big = fresh.eval(big.positions, big.get_chemical_symbols(), cell=big.cell)
-    same = all(np.array_equal(r[k]["forces"], ref_big["forces"]) for k in (1, 3))
-    same &= np.array_equal(r[0]["forces"], r[2]["forces"])
-    check("one model on 96, 192, 96, 192 atoms == a fresh model, bit for bit", same)
+    ok = all(same(r[k]["forces"], ref_big["forces"]) for k in (1, 3))
+    ok &= same(r[0]["forces"], r[2]["forces"])
+    check("one model on 96, 192, 96, 192 atoms == a fresh model, "
+          + ("bit for bit" if exact else "within 1e-12"), ok)
 
 
 def against_deepmd():
@@ -111,6 +134,8 @@ def main():
         print(f"skipped: {e}")
         return 77
     water = DATA / "models" / "se_e2_a_water_one_side.dp"
+    global exact
+    exact = repeats_exactly(water)
     against_cpu(water, "water_192_triclinic.xyz")
     against_cpu(water, "water_48_cluster.xyz", pbc=False)
     against_cpu(water, "water_192_triclinic.xyz", settings={"model-compress": "yes"})
