@@ -362,6 +362,17 @@ static int read_sets(struct hmd_deepmd_system *sys, const struct strings *sets)
     return rc;
 }
 
+void hmd_deepmd_system_free(struct hmd_deepmd_system *sys)
+{
+    free(sys->path);
+    free(sys->type);
+    free(sys->type_map);
+    for (int k = 0; k < NARRAYS; k++) {
+        free(*array_field(sys, k));
+    }
+    memset(sys, 0, sizeof *sys);
+}
+
 int hmd_deepmd_system_read(const char *dir, struct hmd_deepmd_system *sys)
 {
     memset(sys, 0, sizeof *sys);
@@ -405,17 +416,6 @@ int hmd_deepmd_system_read(const char *dir, struct hmd_deepmd_system *sys)
         hmd_deepmd_system_free(sys);
     }
     return rc;
-}
-
-void hmd_deepmd_system_free(struct hmd_deepmd_system *sys)
-{
-    free(sys->path);
-    free(sys->type);
-    free(sys->type_map);
-    for (int k = 0; k < NARRAYS; k++) {
-        free(*array_field(sys, k));
-    }
-    memset(sys, 0, sizeof *sys);
 }
 
 /* Adds dir (when it holds a type.raw) and every system below it to out. */

@@ -247,13 +247,14 @@ static void test_find_systems(void **state)
     assert_int_equal(hmd_deepmd_find_systems(path_of("missing"), &paths, &n), HMD_ENOINPUT);
 }
 
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_read_a_system),
+    cmocka_unit_test(test_nopbc_and_no_type_map),
+    cmocka_unit_test(test_broken_systems_are_refused),
+    cmocka_unit_test(test_find_systems),
+};
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read_a_system),
-        cmocka_unit_test(test_nopbc_and_no_type_map),
-        cmocka_unit_test(test_broken_systems_are_refused),
-        cmocka_unit_test(test_find_systems),
-    };
     return cmocka_run_group_tests(tests, make_scratch, NULL);
 }

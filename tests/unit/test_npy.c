@@ -188,13 +188,14 @@ static void test_trailing_bytes_are_refused(void **state)
                    HMD_EDATA, "40 bytes after the header");
 }
 
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_float64_c_order),
+    cmocka_unit_test(test_other_types_and_versions),
+    cmocka_unit_test(test_broken_files_are_refused),
+    cmocka_unit_test(test_trailing_bytes_are_refused),
+};
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_float64_c_order),
-        cmocka_unit_test(test_other_types_and_versions),
-        cmocka_unit_test(test_broken_files_are_refused),
-        cmocka_unit_test(test_trailing_bytes_are_refused),
-    };
     return cmocka_run_group_tests(tests, make_scratch, NULL);
 }
