@@ -12,20 +12,23 @@
 #include "hmd_buildinfo.h"
 #include "dd/collect.h"
 #include "comm/comm.h"
+#include "api/eval_data.h"
+#include "api/evaluator.h"
 #include "io/backup.h"
 #include "io/eval_json.h"
+#include "io/json_file.h"
 #include "io/model_dp.h"
 #include "io/structure.h"
 #include "md/backend.h"
-#include "md/forces.h"
 #include "md/model_setup.h"
 #include "md/run.h"
-#include "md/system.h"
 
-enum { MAX_SET = 64 };
+enum { MAX_SET = 64, MAX_MODELS = 16 };
 
 struct cli {
-    const char *mdp, *conf, *model, *deffnm, *out, *backend, *cpi;
+    const char *mdp, *conf, *model, *deffnm, *out, *backend, *cpi, *data;
+    const char *models[MAX_MODELS]; /* -m a.dp [b.dp ...]; model is models[0] */
+    int nmodels;
     int dd[3];
     const char *set[MAX_SET];
     int nset;
@@ -42,13 +45,21 @@ static const char usage_text[] =
     "                      [-set key=value]... [-cpi md.cpt]\n"
     "  eval   single-point energy, forces and virial of every frame (like dp test)\n"
     "           halomd eval -m model.dp -c conf [-o out.json] [-f params] [-set key=value]...\n"
+    "           halomd eval -m model.dp -s data [-o errors.json]   errors against DeePMD-kit\n"
+    "                  labelled data, as dp test reports them\n"
+    "           halomd eval -m a.dp b.dp ... -c conf | -s data [-deffnm NAME] [-o devi.json]\n"
+    "                  model deviation of every frame into model_devi.out (NAME.model_devi.out),\n"
+    "                  as dp model-devi\n"
     "  info   summary of a model\n"
     "           halomd info -m model.dp\n"
     "\n"
     "options:\n"
     "  -f FILE        run parameters (.mdp-style key = value; see docs/parameters.md)\n"
     "  -c FILE        structure: .gro, .pdb, .xyz (extended XYZ), LAMMPS data\n"
-    "  -m FILE        DeePMD-kit model (.dp, from `dp convert-backend model.pth model.dp`)\n"
+    "  -m FILE...     DeePMD-kit model (.dp, from `dp convert-backend model.pth model.dp`);\n"
+    "                 eval: several models give their model deviation\n"
+    "  -s DIR         eval: DeePMD-kit data (type.raw, set.*/coord.npy, ...), every system\n"
+    "                 under DIR\n"
     "  -deffnm NAME   base name of the output files (default md)\n"
     "  -nsteps N      number of steps (overrides the parameter file)\n"
     "  -set KEY=VAL   override one run parameter (repeatable)\n"
@@ -78,6 +89,7 @@ static int parse(int argc, char **argv, struct cli *cli)
         {"f", required_argument, NULL, 'f'},
         {"c", required_argument, NULL, 'c'},
         {"m", required_argument, NULL, 'm'},
+        {"s", required_argument, NULL, 's'},
         {"o", required_argument, NULL, 'o'},
         {"v", no_argument, NULL, 'v'},
         {"h", no_argument, NULL, 'h'},
@@ -104,7 +116,19 @@ static int parse(int argc, char **argv, struct cli *cli)
             cli->conf = optarg;
             break;
         case 'm':
-            cli->model = optarg;
+            /* this argument and the following ones up to the next option */
+            cli->nmodels = 0;
+            for (const char *m = optarg; m;) {
+                if (cli->nmodels == MAX_MODELS) {
+                    return hmd_error_set(HMD_EUSAGE, "more than %d models after -m", MAX_MODELS);
+                }
+                cli->models[cli->nmodels++] = m;
+                m = optind < argc && argv[optind][0] != '-' ? argv[optind++] : NULL;
+            }
+            cli->model = cli->models[0];
+            break;
+        case 's':
+            cli->data = optarg;
             break;
         case 'o':
             cli->out = optarg;
@@ -195,70 +219,16 @@ static int cmd_info(const struct cli *cli)
     return rc;
 }
 
-/* Energy, forces and virial of frame `index` (from 1; significant on rank 0), in its atom order,
- * with a warning when neighbours were left out of the descriptors (beyond sel).
- * The neighbour list has the default skin of a run, so eval and step 0 of `halomd run` do the
- * same arithmetic. Collective; rank 0 adds the results to doc. */
-static int eval_frame(const struct cli *cli, const struct hmd_params *p,
-                      const struct hmd_dp_model *model, const struct hmd_frame *frame, int index,
-                      struct hmd_eval_json *doc)
+/* Warns on stderr (rank 0) when the descriptors left neighbours out (beyond sel). */
+static void warn_dropped(const char *path, int index, long dropped)
 {
-    struct hmd_system sys;
-    struct hmd_forces fs = {0};
-    const double rlist = p->rlist;
-    double *force = NULL, *energy = NULL;
-    int rc = hmd_system_load(&sys, frame, cli->conf, model, cli->dd, rlist);
-    if (!rc) {
-        char backend[512];
-        const struct hmd_backend_request req = {.name = p->backend,
-                                                .precision = p->precision,
-                                                .resident = false,
-                                                .model = model,
-                                                .type0 = sys.type0};
-        rc = hmd_forces_init(&fs, &sys.dd, p->verlet_buffer, sys.natoms);
-        rc = hmd_comm_agree(rc ? rc : hmd_backend_setup(&fs, &req, backend, sizeof backend));
-    }
-    if (!rc) {
-        rc = hmd_forces_rebuild(&fs, &sys.atoms, &sys.box);
-    }
-    if (!rc) {
-        rc = hmd_forces_compute(&fs, &sys.atoms, &sys.box, true);
-    }
-    if (!rc && hmd_comm_rank() == 0) {
-        force = malloc(sizeof(double) * 3 * (sys.natoms + 1));
-        energy = malloc(sizeof(double) * (sys.natoms + 1));
-        rc = force && energy ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory");
-    }
-    rc = hmd_comm_agree(rc);
-    if (!rc) {
-        rc = hmd_collect_gather(sys.atoms.id, sys.atoms.f, sys.atoms.nlocal, 3, force, sys.natoms);
-    }
-    if (!rc) {
-        rc = hmd_collect_gather(sys.atoms.id, fs.atom_energy, sys.atoms.nlocal, 1, energy,
-                                sys.natoms);
-    }
-    if (!rc && hmd_comm_rank() == 0 && fs.dropped > 0) {
+    if (hmd_comm_rank() == 0 && dropped > 0) {
         fprintf(stderr,
                 "halomd: warning: %s frame %d: %ld neighbours within rcut are beyond the model's "
                 "sel and left out of the descriptors (as DeePMD-kit does): the model sees fewer "
                 "neighbours than there are\n",
-                cli->conf, index, fs.dropped);
+                path, index, dropped);
     }
-    if (!rc && hmd_comm_rank() == 0) {
-        struct hmd_eval_frame_result res = {
-            .natoms = sys.natoms,
-            .energy = fs.energy,
-            .atom_energy = energy,
-            .force = force,
-            .virial = fs.virial,
-        };
-        rc = hmd_eval_json_add(doc, &res);
-    }
-    free(force);
-    free(energy);
-    hmd_forces_free(&fs);
-    hmd_system_free(&sys);
-    return hmd_comm_agree(rc);
 }
 
 /* Writes the eval document (rank 0), backing up an existing file. */
@@ -268,13 +238,9 @@ static int write_eval(const struct cli *cli, const struct hmd_eval_json *doc)
         return hmd_eval_json_write(doc, stdout, "standard output");
     }
     FILE *fp;
-    char note[512];
-    int rc = hmd_output_open(cli->out, &fp, note, sizeof note);
+    int rc = hmd_output_create(cli->out, &fp);
     if (rc) {
         return rc;
-    }
-    if (note[0]) {
-        fprintf(stderr, "%s\n", note);
     }
     rc = hmd_eval_json_write(doc, fp, cli->out);
     if (fclose(fp) && !rc) {
@@ -283,8 +249,24 @@ static int write_eval(const struct cli *cli, const struct hmd_eval_json *doc)
     return rc;
 }
 
-/* Run parameters of eval: defaults, then -f, then -set, checked against the model cut-off
- * later; only the model and neighbour-list keys matter to an evaluation. */
+/* Writes a JSON record to -o (rank 0), when one is asked for. */
+static int write_record(const struct cli *cli, const json_t *doc)
+{
+    if (!cli->out || hmd_comm_rank() != 0) {
+        return HMD_OK;
+    }
+    char note[512];
+    int rc = hmd_json_write_file(cli->out, doc, JSON_INDENT(1) | JSON_REAL_PRECISION(17), note,
+                                 sizeof note);
+    if (!rc && note[0]) {
+        fprintf(stderr, "%s\n", note);
+    }
+    return rc;
+}
+
+/* Run parameters of eval: defaults, then -f, then -set, then -backend, checked against the
+ * model cut-off when it is opened; only the model, neighbour-list and model-deviation keys
+ * matter to an evaluation. */
 static int eval_parameters(const struct cli *cli, struct hmd_params *p)
 {
     hmd_params_defaults(p);
@@ -292,65 +274,144 @@ static int eval_parameters(const struct cli *cli, struct hmd_params *p)
     for (int k = 0; k < cli->nset && !rc; k++) {
         rc = hmd_params_set(p, cli->set[k]);
     }
+    if (!rc && cli->backend) {
+        char assignment[64];
+        snprintf(assignment, sizeof assignment, "backend=%s", cli->backend);
+        rc = hmd_params_set(p, assignment);
+    }
     return rc;
 }
 
-static int cmd_eval(const struct cli *cli)
+/* halomd eval -m model.dp -c conf: every frame into the JSON document. */
+static int eval_frames(const struct cli *cli, struct hmd_evaluator *ev)
 {
-    struct hmd_dp_model model = {0};
-    struct hmd_params p;
     struct hmd_frame *frames = NULL;
     struct hmd_eval_json *doc = NULL;
     const bool root = hmd_comm_rank() == 0;
     int nframes = 0;
-    int rc = require(cli->model, "-m model.dp", "eval");
-    if (!rc) {
-        rc = require(cli->conf, "-c structure", "eval");
-    }
-    if (!rc) {
-        rc = eval_parameters(cli, &p);
-    }
-    if (!rc && cli->backend) {
-        char assignment[64];
-        snprintf(assignment, sizeof assignment, "backend=%s", cli->backend);
-        rc = hmd_params_set(&p, assignment);
-    }
-    if (!rc) {
-        rc = hmd_comm_agree(hmd_model_setup(cli->model, &p, &model));
-    }
-    if (!rc) {
-        rc = hmd_params_check(&p, model.rcut);
-    }
-    if (!rc) {
-        rc = hmd_comm_agree(root ? hmd_structure_read(cli->conf, &frames, &nframes) : HMD_OK);
-    }
+    int rc = hmd_comm_agree(root ? hmd_structure_read(cli->conf, &frames, &nframes) : HMD_OK);
     if (rc) {
-        goto out;
+        return rc;
     }
     hmd_comm_bcast(&nframes, sizeof nframes, 0);
     if (root) {
         const char *names[64];
-        for (int t = 0; t < model.ntypes && t < 64; t++) {
-            names[t] = model.type_map[t];
+        for (int t = 0; t < ev->model.ntypes && t < 64; t++) {
+            names[t] = ev->model.type_map[t];
         }
-        doc = hmd_eval_json_create(cli->model, cli->conf, names, model.ntypes);
+        doc = hmd_eval_json_create(cli->model, cli->conf, names, ev->model.ntypes);
         rc = doc ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory");
     }
     rc = hmd_comm_agree(rc);
     for (int f = 0; f < nframes && !rc; f++) {
-        rc = eval_frame(cli, &p, &model, root ? &frames[f] : NULL, f + 1, doc);
+        struct hmd_eval_result res;
+        rc = hmd_evaluator_eval(ev, root ? &frames[f] : NULL, cli->conf, &res);
         if (rc && nframes > 1 && hmd_error_msg()[0]) {
             hmd_error_prefix(rc, "frame %d: ", f + 1);
         }
+        if (!rc) {
+            warn_dropped(cli->conf, f + 1, res.dropped);
+        }
+        if (!rc && root) {
+            struct hmd_eval_frame_result out = {
+                .natoms = res.natoms,
+                .energy = res.energy,
+                .atom_energy = res.atom_energy,
+                .force = res.force,
+                .virial = res.virial,
+            };
+            rc = hmd_eval_json_add(doc, &out);
+        }
+        rc = hmd_comm_agree(rc);
     }
     /* outputs are touched only once every input has been read and evaluated */
     if (!rc) {
         rc = hmd_comm_agree(root ? write_eval(cli, doc) : HMD_OK);
     }
-out:
     hmd_eval_json_destroy(&doc);
     hmd_frames_free(frames, nframes);
-    hmd_model_free(&model);
+    return rc;
+}
+
+/* halomd eval -m model.dp -s data: dp test's report on stdout, its record in -o. */
+static int eval_test(const struct cli *cli, struct hmd_evaluator *ev)
+{
+    json_t *doc = NULL;
+    int rc = hmd_eval_test(ev, cli->model, cli->data, stdout, &doc);
+    if (!rc) {
+        rc = hmd_comm_agree(write_record(cli, doc));
+    }
+    json_decref(doc);
+    return rc;
+}
+
+/* halomd eval -m a.dp b.dp ...: the model deviation of every frame. */
+static int eval_devi(const struct cli *cli, const struct hmd_params *p)
+{
+    struct hmd_evaluator ev[MAX_MODELS];
+    memset(ev, 0, sizeof ev);
+    int rc = HMD_OK;
+    for (int k = 0; k < cli->nmodels && !rc; k++) {
+        rc = hmd_evaluator_open(&ev[k], cli->models[k], p, cli->dd);
+    }
+    char out[HMD_PATH_MAX];
+    if (cli->deffnm) {
+        snprintf(out, sizeof out, "%s.model_devi.out", cli->deffnm);
+    } else {
+        snprintf(out, sizeof out, "model_devi.out");
+    }
+    json_t *doc = NULL;
+    if (!rc) {
+        const struct hmd_eval_devi_options o = {
+            .nmodels = cli->nmodels,
+            .models = ev,
+            .model_paths = cli->models,
+            .conf = cli->conf,
+            .root = cli->data,
+            .freq = ev[0].params.model_devi_freq,
+            .relative = ev[0].params.model_devi_relative,
+            .relative_v = ev[0].params.model_devi_relative_v,
+            .atomic = ev[0].params.model_devi_atomic,
+            .out = out,
+        };
+        rc = hmd_eval_devi(&o, &doc);
+    }
+    if (!rc) {
+        rc = hmd_comm_agree(write_record(cli, doc));
+    }
+    if (!rc && hmd_comm_rank() == 0) {
+        printf("model deviation of %d models written to %s\n", cli->nmodels, out);
+    }
+    json_decref(doc);
+    for (int k = 0; k < cli->nmodels; k++) {
+        hmd_evaluator_close(&ev[k]);
+    }
+    return rc;
+}
+
+static int cmd_eval(const struct cli *cli)
+{
+    struct hmd_params p;
+    int rc = require(cli->model, "-m model.dp", "eval");
+    if (!rc && !cli->conf == !cli->data) {
+        rc = hmd_error_set(HMD_EUSAGE, "halomd eval needs either -c structure or -s data "
+                                       "(see halomd -h)");
+    }
+    if (!rc) {
+        rc = eval_parameters(cli, &p);
+    }
+    if (rc) {
+        return rc;
+    }
+    if (cli->nmodels > 1) {
+        return eval_devi(cli, &p);
+    }
+    struct hmd_evaluator ev;
+    rc = hmd_evaluator_open(&ev, cli->model, &p, cli->dd);
+    if (!rc) {
+        rc = cli->data ? eval_test(cli, &ev) : eval_frames(cli, &ev);
+    }
+    hmd_evaluator_close(&ev);
     return rc;
 }
 
@@ -377,6 +438,12 @@ static int cmd_run(const struct cli *cli, int argc, char **argv)
         .cmdline = cmdline,
     };
     int rc = require(cli->conf, "-c structure", "run");
+    if (!rc && cli->nmodels > 1) {
+        rc = hmd_error_set(HMD_ENOTSUP,
+                           "halomd run with several models (-m a.dp b.dp ...) is not in the MD "
+                           "loop yet: run with one model, then compute the model deviation of "
+                           "its frames with halomd eval -m a.dp b.dp ... -c md.xyz");
+    }
     return rc ? rc : hmd_run(&opt);
 }
 

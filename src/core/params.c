@@ -220,6 +220,18 @@ static const struct param_def params[] = {
      FIELD(compress_check_frequency),
      "steps between counts of table inputs beyond the table's fine part and beyond its end, "
      "reported in the log (dp compress -f); -1 or 0 = never"},
+    {"model-devi-freq", P_INT, "100", "", NUM(1, INFINITY), FIELD(model_devi_freq),
+     "with several models (-m a.dp b.dp ...): steps between rows of model_devi.out "
+     "(pair_style deepmd out_freq); halomd eval numbers frame f as step f x this (dp "
+     "model-devi -f)"},
+    {"model-devi-relative", P_REAL, "", "eV/Å", NUM_GT(0, INFINITY), FIELD(model_devi_relative),
+     "when given: relative force deviation, divided by |mean force| + this level "
+     "(pair_style deepmd relative)"},
+    {"model-devi-relative-v", P_REAL, "", "eV", NUM_GT(0, INFINITY), FIELD(model_devi_relative_v),
+     "when given: relative virial deviation, each component divided by |its mean| / natoms + "
+     "this level (pair_style deepmd relative_v)"},
+    {"model-devi-atomic", P_BOOL, "no", "", WORDS(bools), FIELD(model_devi_atomic),
+     "the force deviation of every atom in model_devi.out (pair_style deepmd atomic)"},
 };
 
 #define NPARAMS (sizeof params / sizeof params[0])

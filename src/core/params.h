@@ -103,6 +103,11 @@ struct hmd_params {
     double compress_extrapolate;   /* table end as a multiple of its upper bound */
     double compress_min_nbor_dist; /* Å; 0 = the model's own min_nbor_dist */
     int compress_check_frequency;  /* steps between table overflow checks; -1 = never */
+    /* model deviation of several models (halomd run / eval -m a.dp b.dp ...) */
+    int model_devi_freq;          /* steps between deviation rows; eval: step = frame * freq */
+    double model_devi_relative;   /* level of the relative force deviation (eV/Å); 0 = absolute */
+    double model_devi_relative_v; /* level of the relative virial deviation (eV); 0 = absolute */
+    bool model_devi_atomic;       /* per-atom force deviations in model_devi.out */
     /* bookkeeping of hmd_params_read/hmd_params_set: origin of each key, in table order */
     struct hmd_param_origin origin[HMD_PARAMS_MAX_KEYS];
     char origin_file[HMD_PATH_MAX]; /* the file origin[].file points to */

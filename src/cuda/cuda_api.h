@@ -71,6 +71,7 @@ struct hmd_cuda_md_config {
     uint64_t seed;          /* thermostat noise */
     int nstcomm;            /* remove the centre-of-mass velocity every nstcomm steps; 0: never */
     long long first_step;   /* the step the run starts from (a continued run: the checkpoint's) */
+    int type0;              /* model type of the system's atom 0 (ff/provider.h io.type0) */
     double thermostat_work; /* kinetic energy the thermostat added before first_step (eV) */
 };
 
@@ -128,13 +129,13 @@ void hmd_cuda_state_destroy(struct hmd_cuda_state *s);
 
 /* The Deep Potential `m` (borrowed for the provider's life) as a device provider: it builds
  * its own neighbour list from the device positions with cut-off rcut + skin (Å) at every
- * prepare; `type0` is DPA-1's padding type; `mixed` runs the descriptor's networks in fp32
+ * prepare; `mixed` runs the descriptor's networks in fp32
  * (the se_e2_a embedding, DPA-1's embedding and attention; environment, sums, fitting nets,
  * forces and energies in double). Forces are summed exactly (integer accumulation), so they do
  * not depend on the order of the GPU's threads. Returns HMD_OK, HMD_ENOTSUP (no device, a model
  * the GPU does not run), HMD_ENOMEM. */
 int hmd_cuda_dp_provider_create(struct hmd_force_provider *p, const struct hmd_dp_model *m,
-                                int type0, double skin, bool mixed);
+                                double skin, bool mixed);
 
 /* A host provider that runs `device` (a device provider, taken over) on the host arrays it is
  * given: the atoms go to the device, forces, energies and per-atom energies come back and are
@@ -252,10 +253,9 @@ static inline void hmd_cuda_state_destroy(struct hmd_cuda_state *s)
     (void)s;
 }
 static inline int hmd_cuda_dp_provider_create(struct hmd_force_provider *p,
-                                              const struct hmd_dp_model *m, int type0, double skin,
-                                              bool mixed)
+                                              const struct hmd_dp_model *m, double skin, bool mixed)
 {
-    (void)p, (void)m, (void)type0, (void)skin, (void)mixed;
+    (void)p, (void)m, (void)skin, (void)mixed;
     return hmd_cuda_unavailable();
 }
 static inline int hmd_cuda_offload_create(struct hmd_force_provider *host,

@@ -7,8 +7,7 @@
 
 struct dp_provider {
     const struct hmd_dp_model *model; /* borrowed */
-    int type0;
-    struct hmd_dp_workspace ws; /* owned */
+    struct hmd_dp_workspace ws;       /* owned */
 };
 
 static double dp_cutoff(const void *self)
@@ -40,7 +39,7 @@ static int dp_compute(void *self, const struct hmd_force_io *io)
         .atom_virial = io->atom_virial,
     };
     int rc = hmd_dp_compute_cpu(dp->model, &dp->ws, io->nlocal, io->nall, io->x, io->type,
-                                dp->type0, io->nl, &out);
+                                io->type0, io->nl, &out);
     if (rc) {
         return rc;
     }
@@ -75,14 +74,13 @@ static const struct hmd_force_provider_ops dp_ops = {
     .destroy = dp_destroy,
 };
 
-int hmd_ff_dp_create(struct hmd_force_provider *p, const struct hmd_dp_model *model, int type0)
+int hmd_ff_dp_create(struct hmd_force_provider *p, const struct hmd_dp_model *model)
 {
     struct dp_provider *dp = calloc(1, sizeof *dp);
     if (!dp) {
         return hmd_error_set(HMD_ENOMEM, "out of memory for the Deep Potential");
     }
     dp->model = model;
-    dp->type0 = type0;
     p->ops = &dp_ops;
     p->self = dp;
     return HMD_OK;

@@ -9,9 +9,7 @@
 #include "ff/provider.h"
 #include "nnp/model.h"
 
-/* Makes *p evaluate `model` (borrowed for the provider's life); type0 is the model type of the
- * system's atom 0 (global id 0), which DeePMD-kit gives to DPA-1's empty neighbour slots.
- * HMD_ENOMEM. */
-int hmd_ff_dp_create(struct hmd_force_provider *p, const struct hmd_dp_model *model, int type0);
+/* Makes *p evaluate `model` (borrowed for the provider's life). HMD_ENOMEM. */
+int hmd_ff_dp_create(struct hmd_force_provider *p, const struct hmd_dp_model *model);
 
 #endif /* HMD_FF_DP_H */

@@ -48,6 +48,8 @@ struct hmd_force_io {
     const double *x;           /* [nall][3] positions, ghosts as images (unwrapped) */
     const int *type;           /* [nall] model type index */
     const int64_t *id;         /* [nall] global atom id (0-based order of the input), or NULL */
+    int type0;                 /* model type of the system's atom 0 (global id 0), which DeePMD-kit
+                                  gives to DPA-1's empty neighbour slots */
     const struct hmd_box *box; /* the cell (host memory) */
     const struct hmd_nbr_list *nl; /* host providers: full list of the nlocal centres with
                                       cut-off rlist >= every provider's cut-off; device: NULL */

@@ -104,3 +104,13 @@ int hmd_output_open(const char *path, FILE **fp, char *note, size_t note_len)
     *fp = f;
     return HMD_OK;
 }
+
+int hmd_output_create(const char *path, FILE **fp)
+{
+    char note[PATH_MAX + 64];
+    int status = hmd_output_open(path, fp, note, sizeof note);
+    if (status == HMD_OK && note[0]) {
+        fprintf(stderr, "%s\n", note);
+    }
+    return status;
+}

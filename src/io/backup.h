@@ -28,4 +28,8 @@ int hmd_output_backup(const char *path, char *note, size_t note_len);
  * Returns HMD_OK, or HMD_ECANTCREAT naming the file and the OS reason (*fp is then NULL). */
 int hmd_output_open(const char *path, FILE **fp, char *note, size_t note_len);
 
+/* hmd_output_open for commands without a log (halomd eval): the backup note, when there is
+ * one, goes to stderr. Same results. */
+int hmd_output_create(const char *path, FILE **fp);
+
 #endif /* HMD_IO_BACKUP_H */

@@ -20,7 +20,7 @@ static int mixed_needs_gpu(const char *why)
 static int setup_cpu(struct hmd_forces *fs, const struct hmd_backend_request *req)
 {
     struct hmd_force_provider dp;
-    const int rc = hmd_ff_dp_create(&dp, req->model, req->type0);
+    const int rc = hmd_ff_dp_create(&dp, req->model);
     return rc ? rc : hmd_forces_add_provider(fs, dp);
 }
 
@@ -31,7 +31,7 @@ static int setup_cuda(struct hmd_forces *fs, const struct hmd_backend_request *r
                                           "mpirun, dd-mode = halo)");
     }
     struct hmd_force_provider dp;
-    int rc = hmd_cuda_dp_provider_create(&dp, req->model, req->type0, fs->skin,
+    int rc = hmd_cuda_dp_provider_create(&dp, req->model, fs->skin,
                                          req->precision == HMD_PRECISION_MIXED);
     if (!rc && !req->resident) {
         struct hmd_force_provider host;

@@ -22,7 +22,6 @@ struct hmd_backend_request {
     bool resident;                    /* the caller keeps the step on the device (a run) rather
                                          than computing single points from host arrays (eval) */
     const struct hmd_dp_model *model; /* borrowed for the providers' life */
-    int type0;                        /* model type of the system's atom 0 (DPA-1 padding) */
 };
 
 /* Chooses the backend (auto: cuda when it can be used, else cpu, and why) and adds the

@@ -20,6 +20,7 @@ int hmd_device_run_start(struct hmd_device_run *d, struct hmd_forces *fs, struct
         .seed = th->seed,
         .nstcomm = p->com_mode == HMD_COM_LINEAR ? p->nstcomm : 0,
         .first_step = first_step,
+        .type0 = fs->type0,
         .thermostat_work = thermostat_work,
     };
     int rc = hmd_cuda_state_create(&d->state, NULL);

@@ -10,15 +10,27 @@
 #include "dd/borders.h"
 #include "dd/migrate.h"
 
-int hmd_forces_init(struct hmd_forces *fs, const struct hmd_domain *dd, double skin, int64_t natoms)
+int hmd_forces_init(struct hmd_forces *fs, const struct hmd_domain *dd, double skin, int64_t natoms,
+                    int type0)
 {
     memset(fs, 0, sizeof *fs);
     fs->natoms = natoms;
+    fs->type0 = type0;
     fs->dd = dd;
     fs->skin = skin;
     fs->rlist = skin;
     fs->rep.natoms = natoms;
     return hmd_halo_transport_open_host(&fs->halo);
+}
+
+void hmd_forces_set_system(struct hmd_forces *fs, const struct hmd_domain *dd, int64_t natoms,
+                           int type0)
+{
+    fs->dd = dd;
+    fs->natoms = natoms;
+    fs->type0 = type0;
+    hmd_dd_replicated_free(&fs->rep); /* sized for the last system */
+    fs->rep.natoms = natoms;
 }
 
 int hmd_forces_add_provider(struct hmd_forces *fs, struct hmd_force_provider p)
@@ -104,6 +116,7 @@ static struct hmd_force_io host_io(struct hmd_forces *fs, struct hmd_atoms *a,
         .x = a->x,
         .type = a->type,
         .id = a->id,
+        .type0 = fs->type0,
         .box = box,
         .nl = &fs->nl,
         .f = a->f,

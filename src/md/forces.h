@@ -31,6 +31,7 @@ struct hmd_forces {
     double skin;                 /* Verlet buffer (Å) */
     double rlist;   /* halo and neighbour-list cut-off: largest provider cut-off + skin (Å) */
     int64_t natoms; /* atoms of the whole system (checked at every rebuild) */
+    int type0;      /* model type of the system's atom 0 (ff/provider.h io.type0) */
     struct hmd_force_provider provider[HMD_FORCES_MAX_PROVIDERS]; /* owned */
     int nprovider;
     int term_offset[HMD_FORCES_MAX_PROVIDERS + 1]; /* provider k's terms start here */
@@ -53,9 +54,15 @@ struct hmd_forces {
 };
 
 /* Prepares `fs` for subdomain `dd` with Verlet buffer `skin` (Å, >= 0) and a system of
- * `natoms` atoms, with no provider yet. HMD_ENOMEM (the host transport). */
-int hmd_forces_init(struct hmd_forces *fs, const struct hmd_domain *dd, double skin,
-                    int64_t natoms);
+ * `natoms` atoms whose atom 0 has model type `type0`, with no provider yet. HMD_ENOMEM (the
+ * host transport). */
+int hmd_forces_init(struct hmd_forces *fs, const struct hmd_domain *dd, double skin, int64_t natoms,
+                    int type0);
+
+/* Points fs, providers kept, at another system (single points one after another): its
+ * subdomain, size and type of atom 0; the next rebuild makes everything else anew. */
+void hmd_forces_set_system(struct hmd_forces *fs, const struct hmd_domain *dd, int64_t natoms,
+                           int type0);
 
 /* Adds provider p (fs takes it over; destroyed by hmd_forces_free, also on failure): its terms
  * are appended and the list cut-off becomes the largest cut-off + skin. HMD_ENOTSUP beyond

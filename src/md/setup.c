@@ -176,15 +176,12 @@ static int set_up_system(struct md *md)
                                      .dt = md->p.dt,
                                      .ndof = md->ndof,
                                      .seed = (uint64_t)md->p.ld_seed};
-    rc = hmd_forces_init(&md->fs, &md->sys.dd, md->p.verlet_buffer, md->sys.natoms);
+    rc = hmd_forces_init(&md->fs, &md->sys.dd, md->p.verlet_buffer, md->sys.natoms, md->sys.type0);
     if (!rc && md->p.dd_mode == HMD_DD_REPLICATED) {
         hmd_forces_use_replicated(&md->fs);
     }
-    const struct hmd_backend_request req = {.name = md->p.backend,
-                                            .precision = md->p.precision,
-                                            .resident = true,
-                                            .model = &md->model,
-                                            .type0 = md->sys.type0};
+    const struct hmd_backend_request req = {
+        .name = md->p.backend, .precision = md->p.precision, .resident = true, .model = &md->model};
     if (!rc) {
         rc = hmd_backend_setup(&md->fs, &req, md->backend, sizeof md->backend);
     }

@@ -93,8 +93,8 @@ struct setup {
 static void init_forces(struct setup *s, int64_t n)
 {
     struct hmd_force_provider dp;
-    assert_int_equal(hmd_forces_init(&s->fs, &s->dd, 0.0, n), HMD_OK);
-    assert_int_equal(hmd_ff_dp_create(&dp, &s->model, 0), HMD_OK);
+    assert_int_equal(hmd_forces_init(&s->fs, &s->dd, 0.0, n, 0), HMD_OK);
+    assert_int_equal(hmd_ff_dp_create(&dp, &s->model), HMD_OK);
     assert_int_equal(hmd_forces_add_provider(&s->fs, dp), HMD_OK);
 }
 

@@ -13,7 +13,6 @@ namespace
 struct dp_device {
     hmd_cuda_dp *dp;           /* owned */
     const hmd_dp_model *model; /* borrowed */
-    int type0;                 /* DPA-1's padding type */
     double skin;               /* Å: the list cut-off is rcut + skin */
 };
 
@@ -43,7 +42,7 @@ int dp_prepare(void *self, const hmd_force_io *io)
     }
     /* the fitting nets group the home atoms by type, the cell list bins the atoms: both from
      * the host's copy, which the list step has just made */
-    rc = hmd_cuda_dp_prepare(d->dp, io->nlocal, io->nall, io->host->type, d->type0);
+    rc = hmd_cuda_dp_prepare(d->dp, io->nlocal, io->nall, io->host->type, io->type0);
     double lo[3], hi[3];
     hmd_cuda_bounds(io->nall, io->host->x, lo, hi);
     return rc ? rc
@@ -85,8 +84,7 @@ const hmd_force_provider_ops dp_ops = {
 } // namespace
 
 extern "C" int hmd_cuda_dp_provider_create(struct hmd_force_provider *p,
-                                           const struct hmd_dp_model *m, int type0, double skin,
-                                           bool mixed)
+                                           const struct hmd_dp_model *m, double skin, bool mixed)
 {
     hmd_cuda_dp *dp = NULL;
     int rc = hmd_cuda_dp_create(&dp, m, mixed);
@@ -96,7 +94,6 @@ extern "C" int hmd_cuda_dp_provider_create(struct hmd_force_provider *p,
     dp_device *d = new dp_device();
     d->dp = dp;
     d->model = m;
-    d->type0 = type0;
     d->skin = skin;
     p->ops = &dp_ops;
     p->self = d;

@@ -319,6 +319,7 @@ hmd_force_io device_io(const hmd_cuda_md *md, int k)
     io.x = a.x;
     io.type = a.type;
     io.id = (const int64_t *)a.id;
+    io.type0 = md->c.type0;
     io.box = &md->box;
     io.f = a.f;
     io.ev = md->ev;
