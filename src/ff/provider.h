@@ -40,18 +40,18 @@ enum hmd_force_kind {
 
 /* What a provider reads and adds to. Units: Å, eV, eV/Å. */
 struct hmd_force_io {
-    int nlocal;                /* home atoms: centres 0..nlocal-1 */
-    int nall;                  /* home atoms and ghosts */
-    int ncount;                /* centres i < ncount count towards energy and virial (the replicated
-                                  scheme evaluates its halo atoms as centres that do not); nlocal else */
-    const double *x;           /* [nall][3] positions, ghosts as images (unwrapped) */
-    const int *type;           /* [nall] model type index */
-    const int64_t *id;         /* [nall] global atom id (0-based order of the input), or NULL */
-    const struct hmd_box *box; /* the cell (host memory) */
+    int nlocal;        /* home atoms: centres 0..nlocal-1 */
+    int nall;          /* home atoms and ghosts */
+    int ncount;        /* centres i < ncount count towards energy and virial (the replicated
+                          scheme evaluates its halo atoms as centres that do not); nlocal else */
+    const double *x;   /* [nall][3] positions, ghosts as images (unwrapped) */
+    const int *type;   /* [nall] model type index */
+    const int64_t *id; /* [nall] global atom id (0-based order of the input), or NULL */
+    const struct hmd_box *box;     /* the cell (host memory) */
     const struct hmd_nbr_list *nl; /* host providers: full list of the nlocal centres with
                                       cut-off rlist >= every provider's cut-off; device: NULL */
-    double *f;                     /* [nall][3] forces: ADDED to */
-    double *ev;                    /* [HMD_FORCE_NEV] energy/virial accumulator: ADDED to */
+    double *f;           /* [nall][3] forces: ADDED to */
+    double *ev;          /* [HMD_FORCE_NEV] energy/virial accumulator: ADDED to */
     double *terms;       /* [the provider's term count] energies per term: ADDED to, or NULL */
     double *atom_energy; /* [nlocal] per-atom energies: ADDED to, or NULL when not wanted */
     double *atom_virial; /* [nall][9] per-atom virials: ADDED to, or NULL (host only) */
