@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 DEBIAN_PACKAGES = cmake make gcc pkg-config git libhdf5-dev libjansson-dev librandom123-dev \
 	libnetcdf-dev libxxhash-dev libcmocka-dev libopenmpi-dev openmpi-bin python3 python3-pytest \
-	clang-format
+	clang-format gromacs-data
 
 .PHONY: all deps configure build demo test clean
 
