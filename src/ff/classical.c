@@ -154,42 +154,34 @@ static void centre_pairs(const struct classical *c, const struct hmd_force_io *i
     }
 }
 
+static const int term_of_kind[HMD_TOP_NKINDS] = {
+    HMD_FF_TERM_BOND,   HMD_FF_TERM_ANGLE,    HMD_FF_TERM_UB,
+    HMD_FF_TERM_PROPER, HMD_FF_TERM_IMPROPER, HMD_FF_TERM_PERIODIC_IMPROPER,
+    HMD_FF_TERM_LJ14,
+};
+
+/* One local interaction: positions, forces f, energies v (v[1]: a pair's Coulomb). */
+static int eval_local(const struct classical *c, const struct hmd_force_io *io,
+                      const struct hmd_ff_local *t, const double **x, double (*f)[3], double *v)
+{
+    const struct hmd_top_interaction *in = &c->m.inter[t->inter];
+    const int n = hmd_top_kind_atoms(in->kind);
+    for (int a = 0; a < n; a++) {
+        x[a] = io->x + 3 * t->atom[a];
+    }
+    hmd_ff_bonded(in->kind, in->p, x, f, v);
+    return n;
+}
+
 static void bonded_terms(const struct classical *c, const struct hmd_force_io *io, double *e,
                          double *w)
 {
-    static const int term_of_kind[HMD_TOP_NKINDS] = {
-        HMD_FF_TERM_BOND,   HMD_FF_TERM_ANGLE,    HMD_FF_TERM_UB,
-        HMD_FF_TERM_PROPER, HMD_FF_TERM_IMPROPER, HMD_FF_TERM_PERIODIC_IMPROPER,
-        HMD_FF_TERM_LJ14,
-    };
     const struct hmd_ff_plan *plan = &c->plan;
     for (int k = 0; k < plan->nterm; k++) {
         const struct hmd_ff_local *t = &plan->term[k];
-        const bool owned = t->flags & HMD_FF_OWNED;
-        if (!owned && !io->atom_energy) {
-            continue;
-        }
-        const struct hmd_top_interaction *in = &c->m.inter[t->inter];
-        const int n = hmd_top_kind_atoms(in->kind);
         const double *x[4];
-        double f[4][3] = {{0}}, v[2] = {0, 0};
-        for (int a = 0; a < n; a++) {
-            x[a] = io->x + 3 * t->atom[a];
-        }
-        hmd_ff_bonded(in->kind, in->p, x, f, v);
-        if (io->atom_energy) {
-            const double share = (v[0] + v[1]) / n;
-            for (int a = 0; a < n; a++) {
-                const int h = plan->home[io->id[t->atom[a]]];
-                if (h >= 0) {
-                    io->atom_energy[h] += share;
-                }
-            }
-        }
-        if (!owned) {
-            continue;
-        }
-        double wt[9] = {0};
+        double f[4][3] = {{0}}, v[2] = {0, 0}, wt[9] = {0};
+        const int n = eval_local(c, io, t, x, f, v);
         for (int a = 0; a < n; a++) {
             double *fa = io->f + 3 * t->atom[a];
             for (int q = 0; q < 3; q++) {
@@ -205,14 +197,22 @@ static void bonded_terms(const struct classical *c, const struct hmd_force_io *i
             }
         }
         if (t->flags & HMD_FF_COUNTED) {
-            e[term_of_kind[in->kind]] += v[0];
-            if (in->kind == HMD_TOP_PAIR) {
+            const int kind = c->m.inter[t->inter].kind;
+            e[term_of_kind[kind]] += v[0];
+            if (kind == HMD_TOP_PAIR) {
                 e[HMD_FF_TERM_COUL14] += v[1];
             }
             for (int q = 0; q < 9; q++) {
                 w[q] += wt[q];
             }
         }
+    }
+    for (int k = 0; io->atom_energy && k < plan->nshare; k++) {
+        const struct hmd_ff_local *t = &plan->share[k];
+        const double *x[4];
+        double f[4][3] = {{0}}, v[2] = {0, 0};
+        const int n = eval_local(c, io, t, x, f, v);
+        io->atom_energy[t->target] += (v[0] + v[1]) / n;
     }
 }
 

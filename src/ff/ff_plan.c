@@ -120,23 +120,23 @@ static int unreachable(const struct hmd_ff_model *m, int t, double far, double r
                          hmd_top_kind_name(in->kind), atoms, far, rlist);
 }
 
-static int add_term(struct hmd_ff_plan *plan, const struct hmd_ff_local *t)
+static int add_local(struct hmd_ff_local **list, int *n, int *cap, const struct hmd_ff_local *t)
 {
-    int rc = reserve_int((void **)&plan->term, plan->nterm + 1, &plan->cap_term, sizeof *t);
+    int rc = reserve_int((void **)list, *n + 1, cap, sizeof *t);
     if (!rc) {
-        plan->term[plan->nterm++] = *t;
+        (*list)[(*n)++] = *t;
     }
     return rc;
 }
 
-/* The bonded interactions of the rank's centres. */
+/* The bonded interactions of the rank's centres and the shares of its home atoms. */
 static int bonded(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, const double *x,
                   const int64_t *id, double rlist)
 {
     const double rlist2 = rlist * rlist;
     struct hmd_ff_local loc;
     double far;
-    plan->nterm = 0;
+    plan->nterm = plan->nshare = 0;
     for (int i = 0; i < plan->nlocal; i++) {
         const int g = (int)id[i];
         for (int k = m->own_start[g]; k < m->own_start[g + 1]; k++) {
@@ -147,37 +147,23 @@ static int bonded(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, const 
                 }
                 continue; /* a replicated halo centre's interaction reaching out of the halo */
             }
-            loc.flags = HMD_FF_OWNED | (i < plan->ncount ? HMD_FF_COUNTED : 0);
-            if ((rc = add_term(plan, &loc))) {
+            loc.flags = i < plan->ncount ? HMD_FF_COUNTED : 0;
+            loc.target = -1;
+            if ((rc = add_local(&plan->term, &plan->nterm, &plan->cap_term, &loc))) {
                 return rc;
             }
         }
     }
-    /* owned elsewhere, with a home atom here: for the per-atom energies, listed once (under
-     * their first home atom) */
-    for (int i = 0; i < plan->nlocal; i++) {
+    for (int i = 0; i < plan->ncount; i++) {
         const int g = (int)id[i];
         for (int k = m->member_start[g]; k < m->member_start[g + 1]; k++) {
-            const struct hmd_top_interaction *in = &m->inter[m->member[k]];
-            if (plan->home[in->atom[0]] >= 0) {
-                continue;
-            }
-            int first = 0;
-            while (plan->home[in->atom[first]] < 0) {
-                first++;
-            }
-            if (in->atom[first] != g) {
-                continue;
-            }
             int rc = resolve(plan, m, x, id, m->member[k], i, rlist2, &loc, &far);
             if (rc == 1) {
-                if (i < plan->ncount) {
-                    return unreachable(m, m->member[k], far, rlist);
-                }
-                continue;
+                return unreachable(m, m->member[k], far, rlist);
             }
             loc.flags = 0;
-            if ((rc = add_term(plan, &loc))) {
+            loc.target = i;
+            if ((rc = add_local(&plan->share, &plan->nshare, &plan->cap_share, &loc))) {
                 return rc;
             }
         }
@@ -300,7 +286,7 @@ int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bo
                                  "structure and the topology must be the same system",
                                  (long long)g, m->natoms);
         }
-        if (k < nlocal && plan->home[g] >= 0) {
+        if (k < ncount && plan->home[g] >= 0) {
             plan->nall = plan->nlocal = 0;
             return hmd_error_set(HMD_ESOFTWARE, "atom id %lld is a home atom twice on one rank",
                                  (long long)g);
@@ -308,7 +294,7 @@ int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bo
         plan->seen[plan->nseen++] = g;
         plan->next[k] = plan->head[g];
         plan->head[g] = k;
-        if (k < nlocal) {
+        if (k < ncount) {
             plan->home[g] = k;
         }
         plan->q[k] = m->charge[g];
@@ -333,6 +319,7 @@ void hmd_ff_plan_free(struct hmd_ff_plan *plan)
     free(plan->shadow_start);
     free(plan->shadow);
     free(plan->term);
+    free(plan->share);
     free(plan->head);
     free(plan->home);
     free(plan->next);

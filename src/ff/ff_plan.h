@@ -17,11 +17,16 @@
  * Energies and virial count where the owner (the centre) is below ncount; forces are computed
  * for every centre (the replicated scheme's halo centres give forces to home atoms).
  *
+ * In the replicated scheme (ncount < nlocal) a rank's centres may hold an atom twice (its home
+ * copy and a periodic image in the halo); each copy of an interaction whose owner copy is a
+ * centre is then computed, and a home atom takes its force from the one copy that contains it.
+ *
  * Per-atom energies need more: half of each pair goes to each atom and an equal share of each
  * bonded interaction to each of its atoms, on the rank where the atom is at home. So the plan
  * also lists `shadow` pairs (centre i with a ghost j where id[i] > id[j]: the pair is computed
- * on j's rank, i's half here) and bonded interactions owned elsewhere that have a home atom
- * here; both are evaluated only when per-atom energies are asked for.
+ * on j's rank, i's half here) and, for every home atom and every bonded interaction it is in,
+ * a `share`: that interaction's atoms nearest to it, whose energy it takes 1/n of. Both are
+ * evaluated only when per-atom energies are asked for.
  *
  * The full mode (`full`, for the GPU) lists every neighbour of each centre instead, each pair
  * then being computed twice, half on each side, without ghost forces.
@@ -41,10 +46,11 @@
 struct hmd_ff_local {
     int inter;
     int atom[4];
-    int flags; /* HMD_FF_OWNED: forces and (with HMD_FF_COUNTED) energy and virial here */
+    int flags;  /* HMD_FF_COUNTED: energy and virial count here (forces always) */
+    int target; /* a share: the home atom taking 1/n of the energy; -1 for a term */
 };
 
-enum { HMD_FF_OWNED = 1, HMD_FF_COUNTED = 2 };
+enum { HMD_FF_COUNTED = 2 };
 
 /* Pair lists encode an excluded partner j as -(j + 1). */
 static inline int hmd_ff_pair_decode(int e, int *excluded)
@@ -68,10 +74,10 @@ struct hmd_ff_plan {
     int *shadow_start, *shadow;
     size_t nshadow, cap_shadow;
     int cap_centre;
-    /* bonded */
-    struct hmd_ff_local *term;
-    int nterm, cap_term;
-    /* scratch by global id: the copies of each atom here, the home one */
+    /* bonded: the interactions owned by the centres, the per-atom energy shares */
+    struct hmd_ff_local *term, *share;
+    int nterm, cap_term, nshare, cap_share;
+    /* scratch by global id: the copies of each atom here, the home one (index < ncount) */
     int *head, *home; /* [natoms] */
     int *next;        /* [cap_all] */
     int64_t *seen;    /* [cap_all] ids of the last build, whose head/home to reset */
