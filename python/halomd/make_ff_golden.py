@@ -268,6 +268,17 @@ def lig_gro(names, resname):
 
 
 SINK_NAMES = ["CA", "CB", "OG", "CD", "CE", "HA1", "HA2", "HE1", "HE2"]
+SINK_CHARGES = [-0.18, 0.12, -0.40, 0.16, 0.02, 0.06, 0.06, 0.08, 0.08]
+SINK_GROUPS = [1, 1, 2, 2, 3, 1, 1, 3, 3]
+
+
+def sink_atoms(types, masses=None):
+    """The [ atoms ] of the sinks' molecule with atom types `types` (and masses where given)."""
+    lines = ["[ atoms ]"]
+    for k, (t, name, q, cg) in enumerate(zip(types, SINK_NAMES, SINK_CHARGES, SINK_GROUPS)):
+        m = (masses or {}).get(k)
+        lines.append(f"{k + 1} {t} 1 LIG {name} {cg} {q:.2f}" + (f" {m}" if m else ""))
+    return "\n".join(lines) + "\n"
 
 SINK1 = {"topol.top": """\
 ; halomd test topology (python/halomd/make_ff_golden.py): combination rule 1 (c6, c12),
@@ -300,17 +311,7 @@ C1 HC 1 1.1e-4 4.0e-8
 [ moleculetype ]
 LIG 3
 
-[ atoms ]
-1 C1 1 LIG CA  1 -0.18
-2 C2 1 LIG CB  1  0.12
-3 OS 1 LIG OG  2 -0.40
-4 C2 1 LIG CD  2  0.16
-5 C1 1 LIG CE  3  0.02
-6 HC 1 LIG HA1 1  0.06
-7 HC 1 LIG HA2 1  0.06
-8 HC 1 LIG HE1 3  0.08
-9 HC 1 LIG HE2 3  0.08
-
+{atoms}
 [ bonds ]
 1 2 1
 2 3 1
@@ -372,7 +373,8 @@ sink1: halomd classical force field test
 LIG 20
 NA 3
 CL 3
-""", "bonded.itp": """\
+""".replace("{atoms}", sink_atoms(["C1", "C2", "OS", "C2", "C1", "HC", "HC", "HC", "HC"])),
+         "bonded.itp": """\
 ; bonded types of sink1 (halomd test data)
 [ bondtypes ]
 CT CT 1 0.1526 259000.0
@@ -454,17 +456,7 @@ CT HC 2 10.0 80.0
 [ moleculetype ]
 LIG 2
 
-[ atoms ]
-1 opls_1 1 LIG CA  1 -0.18
-2 opls_2 1 LIG CB  1  0.12
-3 opls_3 1 LIG OG  2 -0.40
-4 opls_2 1 LIG CD  2  0.16
-5 opls_1 1 LIG CE  3  0.02 12.011
-6 opls_4 1 LIG HA1 1  0.06
-7 opls_4 1 LIG HA2 1  0.06
-8 opls_4 1 LIG HE1 3  0.08
-9 opls_4 1 LIG HE2 3  0.08 1.00794
-
+{atoms}
 [ bonds ]
 1 2 1
 2 3 1
@@ -522,7 +514,8 @@ sink3: halomd classical force field test
 LIG 20
 NA 3
 CL 3
-"""}
+""".replace("{atoms}", sink_atoms(["opls_1", "opls_2", "opls_3", "opls_2", "opls_1", "opls_4",
+                                   "opls_4", "opls_4", "opls_4"], {4: "12.011", 8: "1.00794"}))}
 
 
 def write_files(folder, files):

@@ -11,6 +11,9 @@
 struct classical {
     struct hmd_ff_model m;
     struct hmd_ff_plan plan;
+    bool twin;     /* the GPU's algorithm (hmd_ff_classical_create_twin) */
+    double *slots; /* twin: the bonded forces, [nterm][4][3] */
+    size_t cap_slots;
 };
 
 /* "md.mdp:12", "-set" or "default": where a key's value came from. */
@@ -70,8 +73,18 @@ static int terms(const void *self, const char **names)
 static int prepare(void *self, const struct hmd_force_io *io)
 {
     struct classical *c = self;
-    return hmd_ff_plan_build(&c->plan, &c->m, false, io->nlocal, io->nall, io->ncount, io->x,
-                             io->id, io->box, io->nl);
+    int rc = hmd_ff_plan_build(&c->plan, &c->m, c->twin, io->nlocal, io->nall, io->ncount, io->x,
+                               io->id, io->box, io->nl);
+    const size_t need = 12 * (size_t)c->plan.nterm + 1;
+    if (!rc && c->twin && need > c->cap_slots) {
+        double *s = realloc(c->slots, sizeof *s * need);
+        if (!s) {
+            return hmd_error_set(HMD_ENOMEM, "out of memory for the classical force field");
+        }
+        c->slots = s;
+        c->cap_slots = need;
+    }
+    return rc;
 }
 
 /* w += fscal d (x) d, the virial of a pair (symmetric); atom virials half to each atom. */
@@ -154,23 +167,43 @@ static void centre_pairs(const struct classical *c, const struct hmd_force_io *i
     }
 }
 
-static const int term_of_kind[HMD_TOP_NKINDS] = {
-    HMD_FF_TERM_BOND,   HMD_FF_TERM_ANGLE,    HMD_FF_TERM_UB,
-    HMD_FF_TERM_PROPER, HMD_FF_TERM_IMPROPER, HMD_FF_TERM_PERIODIC_IMPROPER,
-    HMD_FF_TERM_LJ14,
-};
-
-/* One local interaction: positions, forces f, energies v (v[1]: a pair's Coulomb). */
+/* Local interaction t: its atoms' positions into x, forces f, energies v, virial w. */
 static int eval_local(const struct classical *c, const struct hmd_force_io *io,
-                      const struct hmd_ff_local *t, const double **x, double (*f)[3], double *v)
+                      const struct hmd_ff_local *t, const double **x, double (*f)[3], double *v,
+                      double *w)
 {
     const struct hmd_top_interaction *in = &c->m.inter[t->inter];
-    const int n = hmd_top_kind_atoms(in->kind);
-    for (int a = 0; a < n; a++) {
+    for (int a = 0; a < hmd_top_kind_atoms(in->kind); a++) {
         x[a] = io->x + 3 * t->atom[a];
     }
-    hmd_ff_bonded(in->kind, in->p, x, f, v);
-    return n;
+    return hmd_ff_term(in->kind, in->p, x, f, v, w);
+}
+
+/* Energies and virial of an owned interaction into e and w when it counts here. */
+static void count_term(const struct classical *c, const struct hmd_ff_local *t, const double *v,
+                       const double *wt, double *e, double *w)
+{
+    if (!(t->flags & HMD_FF_COUNTED)) {
+        return;
+    }
+    const int kind = c->m.inter[t->inter].kind;
+    e[hmd_ff_term_of_kind(kind)] += v[0];
+    e[HMD_FF_TERM_COUL14] += v[1];
+    for (int q = 0; q < 9; q++) {
+        w[q] += wt[q];
+    }
+}
+
+/* The per-atom energy shares of the home atoms. */
+static void shares(const struct classical *c, const struct hmd_force_io *io)
+{
+    for (int k = 0; io->atom_energy && k < c->plan.nshare; k++) {
+        const struct hmd_ff_local *t = &c->plan.share[k];
+        const double *x[4];
+        double f[4][3] = {{0}}, v[2] = {0, 0}, w[9] = {0};
+        const int n = eval_local(c, io, t, x, f, v, w);
+        io->atom_energy[t->target] += (v[0] + v[1]) / n;
+    }
 }
 
 static void bonded_terms(const struct classical *c, const struct hmd_force_io *io, double *e,
@@ -181,39 +214,62 @@ static void bonded_terms(const struct classical *c, const struct hmd_force_io *i
         const struct hmd_ff_local *t = &plan->term[k];
         const double *x[4];
         double f[4][3] = {{0}}, v[2] = {0, 0}, wt[9] = {0};
-        const int n = eval_local(c, io, t, x, f, v);
+        const int n = eval_local(c, io, t, x, f, v, wt);
         for (int a = 0; a < n; a++) {
-            double *fa = io->f + 3 * t->atom[a];
             for (int q = 0; q < 3; q++) {
-                fa[q] += f[a][q];
-                for (int r = 0; r < 3; r++) {
-                    wt[3 * q + r] += f[a][q] * (x[a][r] - x[0][r]);
-                }
+                io->f[3 * t->atom[a] + q] += f[a][q];
             }
-        }
-        for (int a = 0; io->atom_virial && a < n; a++) {
-            for (int q = 0; q < 9; q++) {
+            for (int q = 0; io->atom_virial && q < 9; q++) {
                 io->atom_virial[9 * t->atom[a] + q] += wt[q] / n;
             }
         }
-        if (t->flags & HMD_FF_COUNTED) {
-            const int kind = c->m.inter[t->inter].kind;
-            e[term_of_kind[kind]] += v[0];
-            if (kind == HMD_TOP_PAIR) {
-                e[HMD_FF_TERM_COUL14] += v[1];
-            }
+        count_term(c, t, v, wt, e, w);
+    }
+    shares(c, io);
+}
+
+/* The GPU's algorithm (cuda/ff_classical.cu) on the host, from the full-mode plan: every pair
+ * from both sides (half the energy and virial each, no pair forces on ghosts), the bonded
+ * forces through their slots, summed atom by atom. */
+static void compute_twin(struct classical *c, const struct hmd_force_io *io, double *e, double *w)
+{
+    const struct hmd_ff_plan *plan = &c->plan;
+    const struct hmd_ff_model *m = &c->m;
+    for (int i = 0; i < plan->nlocal; i++) {
+        struct hmd_ff_centre_sum sum;
+        hmd_ff_centre_pairs(&m->nb, io->x, plan->q, plan->type, m->ntypes, m->c6, m->c12,
+                            plan->pair, plan->pair_start[i], plan->pair_start[i + 1], i, &sum);
+        const double self = hmd_ff_self(&m->nb, plan->q[i]);
+        for (int q = 0; q < 3; q++) {
+            io->f[3 * i + q] += sum.f[q];
+        }
+        if (io->atom_energy) {
+            io->atom_energy[i] += 0.5 * (sum.vc + sum.vlj) + self;
+        }
+        if (i < plan->ncount) {
+            e[HMD_FF_TERM_COUL_SR] += 0.5 * sum.vc + self;
+            e[HMD_FF_TERM_LJ_SR] += 0.5 * sum.vlj;
             for (int q = 0; q < 9; q++) {
-                w[q] += wt[q];
+                w[q] += 0.5 * sum.w[hmd_ff_sym6(q)];
             }
         }
     }
-    for (int k = 0; io->atom_energy && k < plan->nshare; k++) {
-        const struct hmd_ff_local *t = &plan->share[k];
+    for (int k = 0; k < plan->nterm; k++) {
         const double *x[4];
-        double f[4][3] = {{0}}, v[2] = {0, 0};
-        const int n = eval_local(c, io, t, x, f, v);
-        io->atom_energy[t->target] += (v[0] + v[1]) / n;
+        double v[2] = {0, 0}, wt[9] = {0};
+        double(*f)[3] = (double(*)[3])(c->slots + 12 * (size_t)k);
+        memset(f, 0, sizeof(double) * 12);
+        eval_local(c, io, &plan->term[k], x, f, v, wt);
+        count_term(c, &plan->term[k], v, wt, e, w);
     }
+    for (int a = 0; a < plan->nall; a++) {
+        for (int s = plan->slot_start[a]; s < plan->slot_start[a + 1]; s++) {
+            for (int q = 0; q < 3; q++) {
+                io->f[3 * a + q] += c->slots[3 * (size_t)plan->slot[s] + q];
+            }
+        }
+    }
+    shares(c, io);
 }
 
 static int compute(void *self, const struct hmd_force_io *io)
@@ -226,16 +282,23 @@ static int compute(void *self, const struct hmd_force_io *io)
                              "a prepare for %d/%d",
                              io->nlocal, io->nall, plan->nlocal, plan->nall);
     }
-    double e[HMD_FF_NTERMS] = {0}, w[9] = {0};
-    for (int i = 0; i < plan->nlocal; i++) {
-        centre_pairs(c, io, i, plan->pair, plan->pair_start[i], plan->pair_start[i + 1], false, e,
-                     w);
-        if (io->atom_energy) {
-            centre_pairs(c, io, i, plan->shadow, plan->shadow_start[i], plan->shadow_start[i + 1],
-                         true, e, w);
-        }
+    if (c->twin && io->atom_virial) {
+        return hmd_error_set(HMD_ENOTSUP, "the GPU's algorithm has no per-atom virials");
     }
-    bonded_terms(c, io, e, w);
+    double e[HMD_FF_NTERMS] = {0}, w[9] = {0};
+    if (c->twin) {
+        compute_twin(c, io, e, w);
+    } else {
+        for (int i = 0; i < plan->nlocal; i++) {
+            centre_pairs(c, io, i, plan->pair, plan->pair_start[i], plan->pair_start[i + 1], false,
+                         e, w);
+            if (io->atom_energy) {
+                centre_pairs(c, io, i, plan->shadow, plan->shadow_start[i],
+                             plan->shadow_start[i + 1], true, e, w);
+            }
+        }
+        bonded_terms(c, io, e, w);
+    }
     double total = 0;
     for (int t = 0; t < HMD_FF_NTERMS; t++) {
         total += e[t];
@@ -256,6 +319,7 @@ static void destroy(void *self)
     if (c) {
         hmd_ff_model_free(&c->m);
         hmd_ff_plan_free(&c->plan);
+        free(c->slots);
         free(c);
     }
 }
@@ -271,8 +335,8 @@ static const struct hmd_force_provider_ops classical_ops = {
     .destroy = destroy,
 };
 
-int hmd_ff_classical_create(struct hmd_force_provider *p, const struct hmd_topology *top,
-                            const struct hmd_ff_settings *s)
+static int create(struct hmd_force_provider *p, const struct hmd_topology *top,
+                  const struct hmd_ff_settings *s, bool twin)
 {
     p->ops = NULL;
     p->self = NULL;
@@ -285,7 +349,20 @@ int hmd_ff_classical_create(struct hmd_force_provider *p, const struct hmd_topol
         free(c);
         return rc;
     }
+    c->twin = twin;
     p->ops = &classical_ops;
     p->self = c;
     return HMD_OK;
+}
+
+int hmd_ff_classical_create(struct hmd_force_provider *p, const struct hmd_topology *top,
+                            const struct hmd_ff_settings *s)
+{
+    return create(p, top, s, false);
+}
+
+int hmd_ff_classical_create_twin(struct hmd_force_provider *p, const struct hmd_topology *top,
+                                 const struct hmd_ff_settings *s)
+{
+    return create(p, top, s, true);
 }

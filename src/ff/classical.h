@@ -29,4 +29,11 @@ int hmd_ff_settings_from_params(const struct hmd_params *p, struct hmd_ff_settin
 int hmd_ff_classical_create(struct hmd_force_provider *p, const struct hmd_topology *top,
                             const struct hmd_ff_settings *s);
 
+/* The same provider computing the way the GPU does (cuda/ff_classical.cu): the full-mode plan,
+ * every pair from both sides, bonded forces through per-interaction slots summed atom by atom;
+ * no per-atom virials (HMD_ENOTSUP). The host replay of the device provider's algorithm, which
+ * the tests compare with the reference on machines without a GPU. */
+int hmd_ff_classical_create_twin(struct hmd_force_provider *p, const struct hmd_topology *top,
+                                 const struct hmd_ff_settings *s);
+
 #endif /* HMD_FF_CLASSICAL_H */

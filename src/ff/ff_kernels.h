@@ -273,4 +273,116 @@ HMD_HD static inline void hmd_ff_bonded(int kind, const double *p, const double 
     }
 }
 
+/* The providers' energy terms (names: ff/ff_model.h). */
+enum hmd_ff_term {
+    HMD_FF_TERM_BOND,
+    HMD_FF_TERM_ANGLE,
+    HMD_FF_TERM_UB,
+    HMD_FF_TERM_PROPER,
+    HMD_FF_TERM_IMPROPER,
+    HMD_FF_TERM_PERIODIC_IMPROPER,
+    HMD_FF_TERM_LJ14,
+    HMD_FF_TERM_COUL14,
+    HMD_FF_TERM_LJ_SR,
+    HMD_FF_TERM_COUL_SR,
+    HMD_FF_NTERMS
+};
+
+/* The term an interaction of `kind` reports to (a pair: LJ-14; its Coulomb goes to Coulomb-14). */
+HMD_HD static inline int hmd_ff_term_of_kind(int kind)
+{
+    return kind == HMD_FF_KIND_PAIR ? HMD_FF_TERM_LJ14 : kind; /* bond .. periodic improper */
+}
+
+/* Atoms an interaction of `kind` joins. */
+HMD_HD static inline int hmd_ff_kind_atoms(int kind)
+{
+    return kind == HMD_FF_KIND_BOND || kind == HMD_FF_KIND_PAIR ? 2
+           : kind <= HMD_FF_KIND_UREY_BRADLEY                   ? 3
+                                                                : 4;
+}
+
+/* hmd_ff_bonded, and the interaction's virial w[9] += sum_a f_a (x) (x_a - x_0) (row-major,
+ * W_qr = sum f_q x_r); returns its atom count. f, v, w are added to. */
+HMD_HD static inline int hmd_ff_term(int kind, const double *p, const double *const *x,
+                                     double (*f)[3], double *v, double *w)
+{
+    const int n = hmd_ff_kind_atoms(kind);
+    double g[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    hmd_ff_bonded(kind, p, x, g, v);
+    for (int a = 0; a < n; a++) {
+        for (int q = 0; q < 3; q++) {
+            f[a][q] += g[a][q];
+            for (int r = 0; r < 3; r++) {
+                w[3 * q + r] += g[a][q] * (x[a][r] - x[0][r]);
+            }
+        }
+    }
+    return n;
+}
+
+/* Pair lists (ff/ff_plan.h) encode an excluded partner j as -(j + 1). */
+HMD_HD static inline int hmd_ff_pair_decode(int e, int *excluded)
+{
+    *excluded = e < 0;
+    return e < 0 ? -e - 1 : e;
+}
+
+/* What centre i's pairs give in the full mode (every pair from both sides): the whole force on
+ * i, the whole energies and virial (xx yy zz xy xz yz) of its pairs, of which it counts half. */
+struct hmd_ff_centre_sum {
+    double f[3], vc, vlj, w[6];
+};
+
+/* Centre i's partners pair[start..end) (local indices, hmd_ff_pair_decode), atoms at x [][3]
+ * with charges q and Lennard-Jones types `type` (c6, c12 by type pair, ntypes a side). */
+HMD_HD static inline void hmd_ff_centre_pairs(const struct hmd_ff_nb *nb, const double *x,
+                                              const double *q, const int *type, int ntypes,
+                                              const double *c6, const double *c12, const int *pair,
+                                              int start, int end, int i,
+                                              struct hmd_ff_centre_sum *s)
+{
+    const double *xi = x + 3 * i;
+    const double qi = q[i];
+    const int row = type[i] * ntypes;
+    double fi[3] = {0, 0, 0}, vc = 0, vlj = 0, w[6] = {0, 0, 0, 0, 0, 0};
+    for (int e = start; e < end; e++) {
+        int excluded;
+        const int j = hmd_ff_pair_decode(pair[e], &excluded);
+        double d[3];
+        hmd_ff_sub3(xi, x + 3 * j, d);
+        const double r2 = hmd_ff_dot3(d, d);
+        if (r2 >= nb->rc2) {
+            continue;
+        }
+        const int t = row + type[j];
+        const double fscal = excluded ? hmd_ff_excluded(nb, r2, qi * q[j], &vc)
+                                      : hmd_ff_pair(nb, r2, qi * q[j], c6[t], c12[t], &vc, &vlj);
+        for (int c = 0; c < 3; c++) {
+            fi[c] += fscal * d[c];
+        }
+        w[0] += fscal * d[0] * d[0];
+        w[1] += fscal * d[1] * d[1];
+        w[2] += fscal * d[2] * d[2];
+        w[3] += fscal * d[0] * d[1];
+        w[4] += fscal * d[0] * d[2];
+        w[5] += fscal * d[1] * d[2];
+    }
+    for (int c = 0; c < 3; c++) {
+        s->f[c] = fi[c];
+    }
+    for (int c = 0; c < 6; c++) {
+        s->w[c] = w[c];
+    }
+    s->vc = vc;
+    s->vlj = vlj;
+}
+
+/* The 3 x 3 index of the symmetric virial's six components (xx yy zz xy xz yz). */
+HMD_HD static inline int hmd_ff_sym6(int q)
+{
+    const int sym[9] = {0, 3, 4, 3, 1, 5, 4, 5, 2};
+    return sym[q];
+}
+
 #endif /* HMD_FF_FF_KERNELS_H */

@@ -16,6 +16,10 @@ _Static_assert((int)HMD_FF_KIND_BOND == (int)HMD_TOP_BOND &&
                    (int)HMD_FF_KIND_PERIODIC_IMPROPER == (int)HMD_TOP_PERIODIC_IMPROPER &&
                    (int)HMD_FF_KIND_PAIR == (int)HMD_TOP_PAIR,
                "ff/ff_kernels.h's kinds follow io/topology.h's");
+_Static_assert((int)HMD_FF_TERM_BOND == (int)HMD_FF_KIND_BOND &&
+                   (int)HMD_FF_TERM_PERIODIC_IMPROPER == (int)HMD_FF_KIND_PERIODIC_IMPROPER &&
+                   (int)HMD_FF_TERM_LJ14 == (int)HMD_FF_KIND_PAIR,
+               "hmd_ff_term_of_kind: the bonded terms follow the kinds");
 
 const char *hmd_ff_term_name(int term)
 {

@@ -29,21 +29,6 @@ struct hmd_ff_settings {
     double rvdw_switch; /* Å, force-switch and potential-switch */
 };
 
-/* The provider's energy terms. */
-enum hmd_ff_term {
-    HMD_FF_TERM_BOND,
-    HMD_FF_TERM_ANGLE,
-    HMD_FF_TERM_UB,
-    HMD_FF_TERM_PROPER,
-    HMD_FF_TERM_IMPROPER,
-    HMD_FF_TERM_PERIODIC_IMPROPER,
-    HMD_FF_TERM_LJ14,
-    HMD_FF_TERM_COUL14,
-    HMD_FF_TERM_LJ_SR,
-    HMD_FF_TERM_COUL_SR,
-    HMD_FF_NTERMS
-};
-
 /* GROMACS's name of a term ("Coulomb (SR)"). */
 const char *hmd_ff_term_name(int term);
 

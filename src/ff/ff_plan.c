@@ -220,6 +220,56 @@ static int pairs(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, const i
     return HMD_OK;
 }
 
+/* The full mode's index tables (see struct hmd_ff_plan). */
+static int slot_tables(struct hmd_ff_plan *plan, const struct hmd_ff_model *m)
+{
+    int rc = reserve((void **)&plan->slot_start, (size_t)plan->nall + 1, &plan->cap_slot_start,
+                     sizeof(int));
+    if (!rc) {
+        rc = reserve((void **)&plan->share_start, (size_t)plan->ncount + 1, &plan->cap_share_start,
+                     sizeof(int));
+    }
+    if (rc) {
+        return rc;
+    }
+    memset(plan->slot_start, 0, sizeof(int) * ((size_t)plan->nall + 1));
+    size_t nslot = 0;
+    for (int t = 0; t < plan->nterm; t++) {
+        const int n = hmd_top_kind_atoms(m->inter[plan->term[t].inter].kind);
+        for (int a = 0; a < n; a++) {
+            plan->slot_start[plan->term[t].atom[a] + 1]++;
+        }
+        nslot += (size_t)n;
+    }
+    for (int k = 0; k < plan->nall; k++) {
+        plan->slot_start[k + 1] += plan->slot_start[k];
+    }
+    if ((rc = reserve((void **)&plan->slot, nslot + 1, &plan->cap_slot, sizeof(int)))) {
+        return rc;
+    }
+    /* fill in term order, each atom's next free place counted from its start */
+    int *fill = malloc(sizeof *fill * ((size_t)plan->nall + 1));
+    if (!fill) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory for the classical force field's lists");
+    }
+    memcpy(fill, plan->slot_start, sizeof *fill * (size_t)plan->nall);
+    for (int t = 0; t < plan->nterm; t++) {
+        const int n = hmd_top_kind_atoms(m->inter[plan->term[t].inter].kind);
+        for (int a = 0; a < n; a++) {
+            plan->slot[fill[plan->term[t].atom[a]]++] = 4 * t + a;
+        }
+    }
+    free(fill);
+    memset(plan->share_start, 0, sizeof(int) * ((size_t)plan->ncount + 1));
+    for (int k = 0; k < plan->nshare; k++) {
+        plan->share_start[plan->share[k].target + 1]++;
+    }
+    for (int h = 0; h < plan->ncount; h++) {
+        plan->share_start[h + 1] += plan->share_start[h];
+    }
+    return HMD_OK;
+}
+
 int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bool full, int nlocal,
                       int nall, int ncount, const double *x, const int64_t *id,
                       const struct hmd_box *box, const struct hmd_nbr_list *nl)
@@ -304,6 +354,9 @@ int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bo
     if (!rc) {
         rc = bonded(plan, m, x, id, nl->rlist);
     }
+    if (!rc && full) {
+        rc = slot_tables(plan, m);
+    }
     if (rc) {
         plan->nall = plan->nlocal = 0;
     }
@@ -320,6 +373,9 @@ void hmd_ff_plan_free(struct hmd_ff_plan *plan)
     free(plan->shadow);
     free(plan->term);
     free(plan->share);
+    free(plan->slot_start);
+    free(plan->slot);
+    free(plan->share_start);
     free(plan->head);
     free(plan->home);
     free(plan->next);

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "core/box.h"
+#include "core/hd.h"
 #include "ff/ff_model.h"
 #include "nbr/nbr_list.h"
 
@@ -51,13 +52,6 @@ struct hmd_ff_local {
 };
 
 enum { HMD_FF_COUNTED = 2 };
-
-/* Pair lists encode an excluded partner j as -(j + 1). */
-static inline int hmd_ff_pair_decode(int e, int *excluded)
-{
-    *excluded = e < 0;
-    return e < 0 ? -e - 1 : e;
-}
 
 struct hmd_ff_plan {
     bool full;
@@ -77,6 +71,11 @@ struct hmd_ff_plan {
     /* bonded: the interactions owned by the centres, the per-atom energy shares */
     struct hmd_ff_local *term, *share;
     int nterm, cap_term, nshare, cap_share;
+    /* full mode (a device's sums without atomics): the force slots 4 t + a of atom k (term t,
+     * its atom a) are slot[slot_start[k] .. slot_start[k+1]), in term order; home atom h's
+     * shares are share[share_start[h] .. share_start[h+1]) (the shares are in home-atom order) */
+    int *slot_start, *slot, *share_start;
+    size_t cap_slot_start, cap_slot, cap_share_start;
     /* scratch by global id: the copies of each atom here, the home one (index < ncount) */
     int *head, *home; /* [natoms] */
     int *next;        /* [cap_all] */

@@ -1,6 +1,7 @@
 /* Helpers of the classical force-field tests: one rank's atoms (home atoms and ghosts that are
  * periodic images or copies of other ranks' atoms) built the simple way, every image within
- * reach, so that the tests do not depend on the halo code they are meant to be checked with. */
+ * reach, so that the tests do not depend on the halo code they are meant to be checked with.
+ * Valid C and C++ (tests/ff/ff_twin.cu uses it too). */
 #ifndef HMD_TESTS_FF_TEST_UTIL_H
 #define HMD_TESTS_FF_TEST_UTIL_H
 
@@ -11,6 +12,8 @@
 #include <string.h>
 
 #include "core/box.h"
+#include "ff/provider.h"
+#include "nbr/nbr_list.h"
 
 /* A rank's atoms: x [nall][3], id [nall] (global atom), home atoms first. */
 struct ff_rank {
@@ -30,8 +33,8 @@ static inline void ff_rank_add(struct ff_rank *r, int *cap, const double *x, int
 {
     if (r->nall == *cap) {
         *cap = 2 * *cap + 64;
-        r->x = realloc(r->x, sizeof *r->x * 3 * (size_t)*cap);
-        r->id = realloc(r->id, sizeof *r->id * (size_t)*cap);
+        r->x = (double *)realloc(r->x, sizeof *r->x * 3 * (size_t)*cap);
+        r->id = (int64_t *)realloc(r->id, sizeof *r->id * (size_t)*cap);
     }
     memcpy(r->x + 3 * r->nall, x, sizeof *x * 3);
     r->id[r->nall++] = id;
@@ -53,7 +56,7 @@ static inline void ff_rank_make(struct ff_rank *r, const struct hmd_box *box, in
         w[d] = rlist / face[d];
         reach[d] = (int)ceil(w[d]) + 1;
     }
-    double *s = malloc(sizeof *s * 3 * (size_t)n);
+    double *s = (double *)malloc(sizeof *s * 3 * (size_t)n);
     for (int i = 0; i < n; i++) {
         double xi[3] = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
         hmd_box_wrap(box, xi, NULL);
@@ -90,6 +93,36 @@ static inline void ff_rank_make(struct ff_rank *r, const struct hmd_box *box, in
         }
     }
     free(s);
+}
+
+/* One rank holding all n atoms (every image within rlist a ghost) and its full list `nl`
+ * (zeroed first). Returns the list's status. */
+static inline int ff_rank_one(struct ff_rank *r, struct hmd_nbr_list *nl, const struct hmd_box *box,
+                              int n, const double *x, double rlist)
+{
+    const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+    ff_rank_make(r, box, n, x, lo, hi, rlist);
+    memset(nl, 0, sizeof *nl);
+    return hmd_nbr_list_build(nl, box, r->nlocal, r->nall, r->x, rlist);
+}
+
+/* The provider io of rank r: centres 0..ncentre-1 (host arrays), its home atoms counted. */
+static inline struct hmd_force_io ff_rank_io(const struct ff_rank *r, int ncentre,
+                                             const struct hmd_box *box,
+                                             const struct hmd_nbr_list *nl, double *f, double *ev)
+{
+    struct hmd_force_io io;
+    memset(&io, 0, sizeof io);
+    io.nlocal = ncentre;
+    io.nall = r->nall;
+    io.ncount = r->nlocal;
+    io.x = r->x;
+    io.id = r->id;
+    io.box = box;
+    io.nl = nl;
+    io.f = f;
+    io.ev = ev;
+    return io;
 }
 
 /* Largest |a - b| over n values. */

@@ -103,24 +103,14 @@ static void run_golden(void **state)
     const struct hmd_box *box = &frames[0].box;
     const double rlist = hmd_force_provider_cutoff(&prov) + 1.0;
     struct ff_rank r;
-    const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
-    ff_rank_make(&r, box, n, frames[0].x, lo, hi, rlist);
+    struct hmd_nbr_list nl;
+    assert_int_equal(ff_rank_one(&r, &nl, box, n, frames[0].x, rlist), HMD_OK);
     assert_int_equal(r.nlocal, n);
-    struct hmd_nbr_list nl = {0};
-    assert_int_equal(hmd_nbr_list_build(&nl, box, n, r.nall, r.x, rlist), HMD_OK);
     double *f = calloc(3 * (size_t)r.nall, sizeof *f), *ae = calloc((size_t)n, sizeof *ae);
     double ev[HMD_FORCE_NEV] = {0}, terms[HMD_FORCE_MAX_TERMS] = {0};
-    struct hmd_force_io io = {.nlocal = n,
-                              .nall = r.nall,
-                              .ncount = n,
-                              .x = r.x,
-                              .id = r.id,
-                              .box = box,
-                              .nl = &nl,
-                              .f = f,
-                              .ev = ev,
-                              .terms = terms,
-                              .atom_energy = ae};
+    struct hmd_force_io io = ff_rank_io(&r, n, box, &nl, f, ev);
+    io.terms = terms;
+    io.atom_energy = ae;
     if (hmd_force_provider_prepare(&prov, &io) || hmd_force_provider_compute(&prov, &io)) {
         fail_msg("%s", hmd_error_msg());
     }
