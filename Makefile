@@ -9,7 +9,7 @@ CMAKE_ARGS ?=
 DEBIAN_PACKAGES = cmake make gcc pkg-config git libhdf5-dev libjansson-dev librandom123-dev \
 	libnetcdf-dev libxxhash-dev libcmocka-dev libopenmpi-dev openmpi-bin python3 python3-pytest \
 	clang-format python3-pip python3-ase python3-mdanalysis python3-h5py clang libclang-rt-14-dev \
-	python3-numpy python3-venv python3-setuptools python3-wheel
+	python3-numpy python3-venv python3-setuptools python3-wheel gromacs-data
 # From PyPI into .pydeps (pip --target): chemfiles's libchemfiles.so writes XTC (io/traj_xtc.h)
 PYPI_PACKAGES = chemfiles==0.10.4
 

@@ -25,7 +25,7 @@ enum param_type {
     P_ENUM,  /* a C enum, from a word list */
     P_WORD,  /* a char array holding the canonical word of a word list */
     P_PATH,  /* a char array holding a file path */
-    P_TEXT,  /* a char array holding free text (group names) */
+    P_TEXT,  /* a char array holding free text (no ';'; group names) */
 };
 
 /* One word of an enum key. Several words may share a value (aliases); the first one is the
@@ -64,6 +64,12 @@ _Static_assert(sizeof(enum hmd_dd_mode) == sizeof(int), "enum hmd_dd_mode is not
 _Static_assert(sizeof(enum hmd_dlb_mode) == sizeof(int), "enum hmd_dlb_mode is not int-sized");
 _Static_assert(sizeof(enum hmd_model_compress) == sizeof(int),
                "enum hmd_model_compress is not int-sized");
+_Static_assert(sizeof(enum hmd_coulombtype) == sizeof(int),
+               "enum hmd_coulombtype is not int-sized");
+_Static_assert(sizeof(enum hmd_coulomb_modifier) == sizeof(int),
+               "enum hmd_coulomb_modifier is not int-sized");
+_Static_assert(sizeof(enum hmd_vdw_modifier) == sizeof(int),
+               "enum hmd_vdw_modifier is not int-sized");
 
 static const struct choice bools[] = {
     {"yes", 1, NULL}, {"no", 0, NULL},  {"true", 1, NULL}, {"false", 0, NULL},
@@ -132,6 +138,49 @@ static const struct choice compress_modes[] = {
     {"auto", HMD_COMPRESS_AUTO, NULL},
     {"yes", HMD_COMPRESS_YES, NULL},
     {"no", HMD_COMPRESS_NO, NULL},
+    {NULL, 0, NULL},
+};
+
+static const struct choice coulombtypes[] = {
+    {"cut-off", HMD_COULOMB_CUTOFF, NULL},
+    {"reaction-field", HMD_COULOMB_REACTION_FIELD, NULL},
+    {"pme", UNSUPPORTED, "PME is not implemented; use reaction-field"},
+    {"ewald", UNSUPPORTED, "Ewald is not implemented; use reaction-field"},
+    {"p3m-ad", UNSUPPORTED, "P3M is not implemented; use reaction-field"},
+    {"reaction-field-zero", UNSUPPORTED, "use reaction-field"},
+    {"shift", UNSUPPORTED, "GROMACS's Verlet scheme has no shift either; use reaction-field"},
+    {"switch", UNSUPPORTED, "GROMACS's Verlet scheme has no switch either; use reaction-field"},
+    {"user", UNSUPPORTED, NULL},
+    {"pme-switch", UNSUPPORTED, NULL},
+    {"pme-user", UNSUPPORTED, NULL},
+    {"pme-user-switch", UNSUPPORTED, NULL},
+    {NULL, 0, NULL},
+};
+
+static const struct choice coulomb_modifiers[] = {
+    {"potential-shift", HMD_COULOMB_MOD_POTENTIAL_SHIFT, NULL},
+    {"potential-shift-verlet", HMD_COULOMB_MOD_POTENTIAL_SHIFT, NULL},
+    {"none", HMD_COULOMB_MOD_NONE, NULL},
+    {"exact-cutoff", UNSUPPORTED, NULL},
+    {NULL, 0, NULL},
+};
+
+static const struct choice vdwtypes[] = {
+    {"cut-off", 0, NULL},
+    {"pme", UNSUPPORTED, "LJ-PME is not implemented; use cut-off"},
+    {"shift", UNSUPPORTED, "use vdwtype = cut-off with vdw-modifier = force-switch"},
+    {"switch", UNSUPPORTED, "use vdwtype = cut-off with vdw-modifier = potential-switch"},
+    {"user", UNSUPPORTED, NULL},
+    {NULL, 0, NULL},
+};
+
+static const struct choice vdw_modifiers[] = {
+    {"potential-shift", HMD_VDW_MOD_POTENTIAL_SHIFT, NULL},
+    {"potential-shift-verlet", HMD_VDW_MOD_POTENTIAL_SHIFT, NULL},
+    {"none", HMD_VDW_MOD_NONE, NULL},
+    {"force-switch", HMD_VDW_MOD_FORCE_SWITCH, NULL},
+    {"potential-switch", HMD_VDW_MOD_POTENTIAL_SWITCH, NULL},
+    {"exact-cutoff", UNSUPPORTED, NULL},
     {NULL, 0, NULL},
 };
 
@@ -232,6 +281,28 @@ static const struct param_def params[] = {
      "this level (pair_style deepmd relative_v)"},
     {"model-devi-atomic", P_BOOL, "no", "", WORDS(bools), FIELD(model_devi_atomic),
      "the force deviation of every atom in model_devi.out (pair_style deepmd atomic)"},
+    {"define", P_TEXT, "", "", TEXT, FIELD(define),
+     "-D options of the topology's preprocessor, e.g. -DFLEXIBLE (classical force field)"},
+    {"coulombtype", P_ENUM, "cut-off", "", WORDS(coulombtypes), FIELD(coulombtype),
+     "electrostatics of the classical force field (GROMACS's Verlet scheme)"},
+    {"coulomb-modifier", P_ENUM, "potential-shift", "", WORDS(coulomb_modifiers),
+     FIELD(coulomb_modifier),
+     "potential-shift = Coulomb potential zero at rcoulomb (reaction-field always is)"},
+    {"rcoulomb", P_REAL, "10", "Å", NUM(3, INFINITY), FIELD(rcoulomb),
+     "Coulomb cut-off, in Å (GROMACS's nm x 10)"},
+    {"epsilon-r", P_REAL, "1", "", NUM(0, INFINITY), FIELD(epsilon_r),
+     "relative dielectric constant; 0 = infinity (no electrostatics)"},
+    {"epsilon-rf", P_REAL, "0", "", NUM(0, INFINITY), FIELD(epsilon_rf),
+     "relative dielectric constant of the reaction field beyond rcoulomb; 0 = infinity"},
+    {"vdwtype", P_ENUM, "cut-off", "", WORDS(vdwtypes), FIELD(vdwtype),
+     "van der Waals (Lennard-Jones) of the classical force field"},
+    {"vdw-modifier", P_ENUM, "potential-shift", "", WORDS(vdw_modifiers), FIELD(vdw_modifier),
+     "Lennard-Jones at the cut-off: potential-shift, none, force-switch or potential-switch "
+     "(from rvdw-switch to rvdw)"},
+    {"rvdw", P_REAL, "10", "Å", NUM(3, INFINITY), FIELD(rvdw),
+     "Lennard-Jones cut-off, in Å (GROMACS's nm x 10)"},
+    {"rvdw-switch", P_REAL, "0", "Å", NUM(0, INFINITY), FIELD(rvdw_switch),
+     "where force-switch and potential-switch start, in Å; below rvdw"},
 };
 
 #define NPARAMS (sizeof params / sizeof params[0])

@@ -46,8 +46,27 @@ enum hmd_com_mode {
     HMD_COM_NONE,
 };
 
+/* Classical force field (a GROMACS topology, ff/classical.h): electrostatics and van der Waals. */
+enum hmd_coulombtype {
+    HMD_COULOMB_CUTOFF,         /* plain cut-off (GROMACS's Verlet scheme: reaction field with
+                                   epsilon-rf = epsilon-r) */
+    HMD_COULOMB_REACTION_FIELD, /* reaction field beyond rcoulomb with epsilon-rf */
+};
+
+enum hmd_coulomb_modifier {
+    HMD_COULOMB_MOD_POTENTIAL_SHIFT, /* potential zero at rcoulomb (reaction field always is) */
+    HMD_COULOMB_MOD_NONE,
+};
+
+enum hmd_vdw_modifier {
+    HMD_VDW_MOD_POTENTIAL_SHIFT,  /* Lennard-Jones shifted to zero at rvdw */
+    HMD_VDW_MOD_NONE,             /* plain cut-off */
+    HMD_VDW_MOD_FORCE_SWITCH,     /* force switched to zero between rvdw-switch and rvdw */
+    HMD_VDW_MOD_POTENTIAL_SWITCH, /* potential switched to zero between rvdw-switch and rvdw */
+};
+
 #define HMD_PATH_MAX 4096
-#define HMD_PARAMS_MAX_KEYS 48
+#define HMD_PARAMS_MAX_KEYS 64
 
 /* Where a value came from, for messages and the parameter echo. A file origin points into
  * hmd_params.origin_file of the struct it belongs to, so it does not survive a struct copy. */
@@ -108,6 +127,17 @@ struct hmd_params {
     double model_devi_relative;   /* level of the relative force deviation (eV/Å); 0 = absolute */
     double model_devi_relative_v; /* level of the relative virial deviation (eV); 0 = absolute */
     bool model_devi_atomic;       /* per-atom force deviations in model_devi.out */
+    /* classical force field (a GROMACS topology); lengths in Å, not GROMACS's nm */
+    char define[1024];                /* "-DNAME ..." for the topology's preprocessor */
+    enum hmd_coulombtype coulombtype; /* electrostatics */
+    enum hmd_coulomb_modifier coulomb_modifier;
+    double rcoulomb;   /* Coulomb cut-off (Å) */
+    double epsilon_r;  /* relative dielectric constant; 0 = infinity (no electrostatics) */
+    double epsilon_rf; /* of the reaction field beyond rcoulomb; 0 = infinity */
+    int vdwtype;       /* only cut-off (0) */
+    enum hmd_vdw_modifier vdw_modifier;
+    double rvdw;        /* Lennard-Jones cut-off (Å) */
+    double rvdw_switch; /* where force-switch or potential-switch starts (Å) */
     /* bookkeeping of hmd_params_read/hmd_params_set: origin of each key, in table order */
     struct hmd_param_origin origin[HMD_PARAMS_MAX_KEYS];
     char origin_file[HMD_PATH_MAX]; /* the file origin[].file points to */
