@@ -12,6 +12,9 @@ DEBIAN_PACKAGES = cmake make gcc pkg-config git libhdf5-dev libjansson-dev libra
 	python3-numpy python3-venv python3-setuptools python3-wheel gromacs-data
 # From PyPI into .pydeps (pip --target): chemfiles's libchemfiles.so writes XTC (io/traj_xtc.h)
 PYPI_PACKAGES = chemfiles==0.10.4
+# Where nvcc is: NVSHMEM's headers and libraries (the GPU nodes' version) for src/nvshmem
+NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+PYPI_PACKAGES += $(if $(NVCC),nvidia-nvshmem-cu13==3.4.5)
 
 .PHONY: all deps configure build demo test clean
 

@@ -66,7 +66,29 @@ if(HMD_HAVE_CUDA)
   find_package(CUDAToolkit REQUIRED)
   list(APPEND HALOMD_LIBRARIES CUDA::cudart CUDA::cublas)
 endif()
-halomd_optional(NVSHMEM "FALSE")
+# NVSHMEM (the GPU-initiated halo transport, src/nvshmem), with CUDA only. Searched under
+# NVSHMEM_HOME, then .pydeps/nvidia/nvshmem (make deps puts the wheel nvidia-nvshmem-cu13 there
+# where nvcc is), then Python's nvidia.nvshmem (the GPU nodes' venv). The host library comes as
+# libnvshmem_host.so.3 only: linked through a symlink in the build folder.
+set(NVSHMEM_FOUND FALSE)
+if(HMD_HAVE_CUDA AND NOT HALOMD_NVSHMEM STREQUAL "OFF")
+  execute_process(COMMAND python3 -c "import importlib.util as u; print(list(u.find_spec('nvidia.nvshmem').submodule_search_locations)[0])"
+                  OUTPUT_VARIABLE nvshmem_python OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  set(nvshmem_hints $ENV{NVSHMEM_HOME} ${CMAKE_SOURCE_DIR}/.pydeps/nvidia/nvshmem ${nvshmem_python})
+  find_path(NVSHMEM_INCLUDE_DIR nvshmem.h HINTS ${nvshmem_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
+  find_library(NVSHMEM_DEVICE_LIBRARY NAMES libnvshmem_device.a HINTS ${nvshmem_hints}
+               PATH_SUFFIXES lib NO_DEFAULT_PATH)
+  find_file(NVSHMEM_HOST_LIBRARY NAMES libnvshmem_host.so libnvshmem_host.so.3 HINTS ${nvshmem_hints}
+            PATH_SUFFIXES lib NO_DEFAULT_PATH)
+  if(NVSHMEM_INCLUDE_DIR AND NVSHMEM_DEVICE_LIBRARY AND NVSHMEM_HOST_LIBRARY)
+    set(NVSHMEM_FOUND TRUE)
+    get_filename_component(NVSHMEM_LIBRARY_DIR ${NVSHMEM_HOST_LIBRARY} DIRECTORY)
+    file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/nvshmem)
+    file(CREATE_LINK ${NVSHMEM_HOST_LIBRARY} ${CMAKE_BINARY_DIR}/nvshmem/libnvshmem_host.so SYMBOLIC)
+    message(STATUS "halomd: NVSHMEM in ${NVSHMEM_LIBRARY_DIR}")
+  endif()
+endif()
+halomd_optional(NVSHMEM "${NVSHMEM_FOUND}")
 
 if(HALOMD_OPENMP)
   find_package(OpenMP COMPONENTS C)

@@ -25,6 +25,11 @@ void hmd_comm_finalize(void);
 int hmd_comm_rank(void);
 int hmd_comm_size(void);
 
+/* This rank among the ranks of its node (0-based; the rank of MPI_COMM_TYPE_SHARED), and their
+ * number: what picks a rank's GPU. */
+int hmd_comm_local_rank(void);
+int hmd_comm_local_size(void);
+
 /* Aborts every rank with exit code `code` (MPI_Abort; exit without MPI). */
 #ifdef __cplusplus
 [[noreturn]] void hmd_comm_abort(int code);

@@ -22,6 +22,7 @@
     } while (0)
 
 static int world_rank, world_size = 1;
+static int local_rank, local_size = 1; /* among the ranks of this node */
 static int active; /* MPI initialised by hmd_comm_init: without it, one rank (library use) */
 
 /* Whether a process manager started this process (mpirun or mpiexec of Open MPI, MPICH, Intel
@@ -50,6 +51,12 @@ void hmd_comm_init(int *argc, char ***argv)
     CHECK(MPI_Init(argc, argv));
     CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
     CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
+    MPI_Comm node;
+    CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL,
+                              &node));
+    CHECK(MPI_Comm_rank(node, &local_rank));
+    CHECK(MPI_Comm_size(node, &local_size));
+    CHECK(MPI_Comm_free(&node));
     active = 1;
 }
 
@@ -69,6 +76,16 @@ int hmd_comm_rank(void)
 int hmd_comm_size(void)
 {
     return world_size;
+}
+
+int hmd_comm_local_rank(void)
+{
+    return local_rank;
+}
+
+int hmd_comm_local_size(void)
+{
+    return local_size;
 }
 
 _Noreturn void hmd_comm_abort(int code)

@@ -18,6 +18,16 @@ int hmd_comm_size(void)
     return 1;
 }
 
+int hmd_comm_local_rank(void)
+{
+    return 0;
+}
+
+int hmd_comm_local_size(void)
+{
+    return 1;
+}
+
 _Noreturn void hmd_comm_abort(int code)
 {
     exit(code);

@@ -114,6 +114,10 @@ static const struct choice precisions[] = {
     {NULL, 0, NULL},
 };
 
+static const struct choice halo_transports[] = {
+    {"auto", 0, NULL}, {"nvshmem", 1, NULL}, {"mpi", 2, NULL}, {"self", 3, NULL}, {NULL, 0, NULL},
+};
+
 static const struct choice backends[] = {
     {"auto", 0, NULL},
     {"cpu", 1, NULL},
@@ -245,6 +249,10 @@ static const struct param_def params[] = {
      "embedding nets or tables; DPA-1 embedding and attention), everything else in fp64"},
     {"backend", P_WORD, "auto", "", WORDS(backends), FIELD(backend),
      "compute device; auto = cuda when this build and machine have it, else cpu"},
+    {"halo-transport", P_WORD, "auto", "", WORDS(halo_transports), FIELD(halo_transport),
+     "how the GPU step moves its halo: nvshmem = GPU-initiated (NVSHMEM, fused kernels), mpi = "
+     "host-staged through MPI, self = one rank's periodic images; auto = self on one rank, else "
+     "nvshmem when this build and the run can use it, else mpi"},
     {"dd-mode", P_ENUM, "halo", "", WORDS(dd_modes), FIELD(dd_mode),
      "parallel scheme under mpirun: halo = home atoms and a cut-off-wide halo with forces "
      "returned to owners; replicated = all-gathered positions, a 2 x cut-off halo evaluated as "

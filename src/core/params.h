@@ -114,6 +114,7 @@ struct hmd_params {
     char model[HMD_PATH_MAX]; /* DeePMD-kit model file (.dp), "" until given; -m overrides */
     enum hmd_precision precision;
     char backend[16]; /* "auto", "cpu" or "cuda"; availability is checked when the run starts */
+    char halo_transport[16];  /* "auto", "nvshmem", "mpi", "self": the GPU step's halo */
     enum hmd_dd_mode dd_mode; /* parallel scheme under mpirun */
     enum hmd_dlb_mode dlb;    /* dynamic load balancing */
     double dlb_threshold;     /* imbalance (max/avg - 1) that triggers balancing with dlb auto */

@@ -94,6 +94,11 @@ extern "C" {
  * HMD_ENOTSUP with a message when there is no usable device. */
 int hmd_cuda_device_info(char *buf, size_t len);
 
+/* Binds this rank to GPU local_rank modulo the GPUs visible (several ranks may share one; every
+ * GPU stays visible, as NVSHMEM's peer access needs) and makes its context; *device and
+ * *ndevices (unless NULL) say which and of how many. HMD_ENOTSUP without a device. */
+int hmd_cuda_select_device(int local_rank, int *device, int *ndevices);
+
 /* ---- device atoms ---- */
 
 /* Makes an empty state with its stream; x and f from `heap` when not NULL (copied). */
@@ -143,6 +148,12 @@ int hmd_cuda_dp_provider_create(struct hmd_force_provider *p, const struct hmd_d
 int hmd_cuda_offload_create(struct hmd_force_provider *host, struct hmd_force_provider device);
 
 /* ---- halo transports ---- */
+
+/* The `mpi` transport: device arrays of any plan, swap by swap as the host transport does it
+ * (bit for bit), the bytes of swaps with other ranks through the host (pinned buffers and
+ * comm/comm.h: the nodes' MPI is not CUDA-aware); its calls synchronise, so a step using it is
+ * recorded as several graphs. */
+int hmd_cuda_halo_open_mpi(struct hmd_halo_transport *t);
 
 /* The `self` transport: device arrays of a plan whose swaps all stay on this rank (periodic
  * images), replayed in one kernel each way with the arithmetic and the order of additions of
@@ -208,6 +219,11 @@ static inline int hmd_cuda_unavailable(void)
 {
     return hmd_cuda_device_info(NULL, 0);
 }
+static inline int hmd_cuda_select_device(int local_rank, int *device, int *ndevices)
+{
+    (void)local_rank, (void)device, (void)ndevices;
+    return hmd_cuda_unavailable();
+}
 static inline int hmd_cuda_state_create(struct hmd_cuda_state **s, const struct hmd_cuda_heap *h)
 {
     (void)h;
@@ -266,6 +282,11 @@ static inline int hmd_cuda_offload_create(struct hmd_force_provider *host,
     return hmd_cuda_unavailable();
 }
 static inline int hmd_cuda_halo_open_self(struct hmd_halo_transport *t)
+{
+    (void)t;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_halo_open_mpi(struct hmd_halo_transport *t)
 {
     (void)t;
     return hmd_cuda_unavailable();

@@ -116,6 +116,7 @@ static const struct hmd_halo_transport_ops host_ops = {
     .setup = host_setup,
     .forward = host_forward,
     .reverse = host_reverse,
+    .sum = NULL, /* the host step sums with comm/comm.h */
     .device_bytes = NULL,
     .destroy = host_destroy,
 };

@@ -21,6 +21,9 @@
 #include "core/box.h"
 #include "dd/halo_plan.h"
 
+/* Most values one global sum adds (struct hmd_halo_transport_ops.sum). */
+#define HMD_HALO_MAX_SUM 16
+
 /* What a transport replays the plan on, given at every neighbour-list step. */
 struct hmd_halo_arrays {
     const struct hmd_halo_plan *plan; /* borrowed until the next setup */
@@ -41,12 +44,19 @@ struct hmd_halo_transport_ops {
     int (*forward)(void *t, double *x, const struct hmd_box *box, void *stream);
     /* v [nall][ncomp] (ncomp 3, or up to 9 for the host): ghosts -> owners, added. */
     int (*reverse)(void *t, double *v, int ncomp, void *stream);
+    /* Device transports: total[0..n) = the sum over ranks of local[0..n) (device arrays, n <=
+     * HMD_HALO_MAX_SUM), added in rank order so that every rank gets the same bits: the global
+     * sums of the step on the device (kinetic energy, momentum). Collective. */
+    int (*sum)(void *t, const double *local, double *total, int n, void *stream);
     /* Bytes of device memory it holds. */
     size_t (*device_bytes)(const void *t);
     /* Device transports: changes whenever the device arrays forward and reverse use move (a
      * CUDA graph recorded from them is then stale). NULL: never. */
     unsigned long (*generation)(const void *t);
     void (*destroy)(void *t);
+    /* Device transports whose kernels wait on other ranks: a failure they recorded (a wait that
+     * ran out), reported once the stream has been synchronised. NULL: none can happen. */
+    int (*check)(void *t);
 };
 
 struct hmd_halo_transport {
@@ -90,6 +100,12 @@ static inline int hmd_halo_transport_reverse(struct hmd_halo_transport *t, doubl
     return t->ops->reverse(t->self, v, ncomp, stream);
 }
 
+static inline int hmd_halo_transport_sum(struct hmd_halo_transport *t, const double *local,
+                                         double *total, int n, void *stream)
+{
+    return t->ops->sum(t->self, local, total, n, stream);
+}
+
 static inline size_t hmd_halo_transport_device_bytes(const struct hmd_halo_transport *t)
 {
     return t->ops && t->ops->device_bytes ? t->ops->device_bytes(t->self) : 0;
@@ -98,6 +114,12 @@ static inline size_t hmd_halo_transport_device_bytes(const struct hmd_halo_trans
 static inline unsigned long hmd_halo_transport_generation(const struct hmd_halo_transport *t)
 {
     return t->ops && t->ops->generation ? t->ops->generation(t->self) : 0;
+}
+
+/* After the stream was synchronised: HMD_OK, or the failure a device wait recorded. */
+static inline int hmd_halo_transport_check(struct hmd_halo_transport *t)
+{
+    return t->ops && t->ops->check ? t->ops->check(t->self) : 0;
 }
 
 /* Closes the transport (one never opened is fine) and zeroes *t. */

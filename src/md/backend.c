@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "cuda/cuda_api.h"
 #include "ff/dp.h"
+#include "nvshmem/nvshmem_api.h"
 
 /* precision = mixed where the CPU would compute: refused, with auto's reason `why` (or NULL) */
 static int mixed_needs_gpu(const char *why)
@@ -24,16 +25,17 @@ static int setup_cpu(struct hmd_forces *fs, const struct hmd_backend_request *re
     return rc ? rc : hmd_forces_add_provider(fs, dp);
 }
 
+/* The GPU of this rank (by its rank on the node), then the providers: on the device for a
+ * resident run, behind the host adapter for single points and for the replicated scheme (its
+ * halo is the host's all-gather every step: the baseline as arXiv 2604.07276 runs it). */
 static int setup_cuda(struct hmd_forces *fs, const struct hmd_backend_request *req)
 {
-    if (fs->replicated || hmd_comm_size() > 1) {
-        return hmd_error_set(HMD_ENOTSUP, "backend = cuda runs on one rank in this version (no "
-                                          "mpirun, dd-mode = halo)");
-    }
+    int rc = hmd_cuda_select_device(hmd_comm_local_rank(), NULL, NULL);
     struct hmd_force_provider dp;
-    int rc = hmd_cuda_dp_provider_create(&dp, req->model, fs->skin,
-                                         req->precision == HMD_PRECISION_MIXED);
-    if (!rc && !req->resident) {
+    rc = rc ? rc
+            : hmd_cuda_dp_provider_create(&dp, req->model, fs->skin,
+                                          req->precision == HMD_PRECISION_MIXED);
+    if (!rc && (!req->resident || fs->replicated)) {
         struct hmd_force_provider host;
         rc = hmd_cuda_offload_create(&host, dp);
         dp = host;
@@ -50,9 +52,9 @@ int hmd_backend_setup(struct hmd_forces *fs, const struct hmd_backend_request *r
         return mixed ? mixed_needs_gpu(NULL) : setup_cpu(fs, req);
     }
     char device[256] = "";
-    int rc = hmd_cuda_device_info(device, sizeof device);
+    int rc = setup_cuda(fs, req);
     if (!rc) {
-        rc = setup_cuda(fs, req);
+        rc = hmd_cuda_device_info(device, sizeof device);
     }
     if (rc && !strcmp(req->name, "auto")) {
         char why[1024];
@@ -69,6 +71,60 @@ int hmd_backend_setup(struct hmd_forces *fs, const struct hmd_backend_request *r
                  mixed ? " (precision = mixed: fp32 descriptor networks)" : "", device);
     }
     return rc;
+}
+
+/* The nvshmem transport with its heap, or why not. */
+static int open_nvshmem(struct hmd_backend_halo *h, char *what, size_t len)
+{
+    int rc = hmd_nvshmem_init(what, len);
+    rc = rc ? rc : hmd_nvshmem_halo_open(&h->transport);
+    if (!rc) {
+        h->heap = hmd_nvshmem_heap();
+        h->has_heap = true;
+    }
+    return hmd_comm_agree(rc);
+}
+
+int hmd_backend_open_halo(const char *name, struct hmd_backend_halo *h, char *what, size_t len)
+{
+    memset(h, 0, sizeof *h);
+    const int nranks = hmd_comm_size();
+    char found[256] = "";
+    int rc;
+    if (!strcmp(name, "nvshmem") || (!strcmp(name, "auto") && nranks > 1 && HMD_HAVE_NVSHMEM)) {
+        rc = open_nvshmem(h, found, sizeof found);
+        if (!rc) {
+            snprintf(what, len, "nvshmem%s (%s)", strcmp(name, "auto") ? "" : ", auto", found);
+            return HMD_OK;
+        }
+        if (strcmp(name, "auto")) {
+            return rc;
+        }
+        /* auto: say why not, then the host-staged transport */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", hmd_error_msg());
+        hmd_error_clear();
+        rc = hmd_cuda_halo_open_mpi(&h->transport);
+        snprintf(what, len, "mpi (auto: nvshmem unavailable: %s)", why);
+        return hmd_comm_agree(rc);
+    }
+    const char *chosen = name, *why = "";
+    if (!strcmp(name, "auto")) {
+        chosen = nranks == 1 ? "self" : "mpi";
+        why = nranks == 1 ? " (auto: one rank)" : " (auto: this build has no NVSHMEM)";
+    }
+    if (!strcmp(chosen, "self")) {
+        rc = hmd_cuda_halo_open_self(&h->transport);
+    } else {
+        rc = hmd_cuda_halo_open_mpi(&h->transport);
+    }
+    snprintf(what, len, "%s%s", chosen, why);
+    return hmd_comm_agree(rc);
+}
+
+void hmd_backend_close_halo(void)
+{
+    hmd_nvshmem_finalize();
 }
 
 const char *hmd_backend_list(void)

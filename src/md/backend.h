@@ -12,6 +12,8 @@
 #include <stddef.h>
 
 #include "core/params.h"
+#include "cuda/cuda_api.h"
+#include "halo/transport.h"
 #include "md/forces.h"
 #include "nnp/model.h"
 
@@ -32,6 +34,24 @@ struct hmd_backend_request {
  * reason in the message. */
 int hmd_backend_setup(struct hmd_forces *fs, const struct hmd_backend_request *req, char *what,
                       size_t len);
+
+/* The device halo of a run whose step is on the GPU: the transport (halo/transport.h) and, for
+ * one whose positions and forces must live on a heap of its own (nvshmem), that heap. */
+struct hmd_backend_halo {
+    struct hmd_halo_transport transport; /* owned by whoever closes it */
+    bool has_heap;
+    struct hmd_cuda_heap heap;
+};
+
+/* Opens the device halo transport `name` (the halo-transport parameter: auto, nvshmem, mpi,
+ * self) for this run's ranks; auto is self on one rank, else nvshmem when this build and the
+ * run can use it, else mpi. Writes the choice (and auto's reason) into what[len]. Collective.
+ * HMD_ENOTSUP for a transport this build or run cannot use, with the reason. */
+int hmd_backend_open_halo(const char *name, struct hmd_backend_halo *h, char *what, size_t len);
+
+/* Ends what opening a device halo started (NVSHMEM), after the transport and the state made on
+ * its heap are gone. Collective; fine when nothing was started. */
+void hmd_backend_close_halo(void);
 
 /* The backends this build has, for -version ("cpu, cuda (se_e2_a, DPA-1)"). */
 const char *hmd_backend_list(void);

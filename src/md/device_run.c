@@ -1,9 +1,12 @@
 #include "md/device_run.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "comm/comm.h"
 #include "cuda/cuda_api.h"
+#include "md/backend.h"
 
 int hmd_device_run_start(struct hmd_device_run *d, struct hmd_forces *fs, struct hmd_atoms *atoms,
                          const struct hmd_box *box, const struct hmd_thermostat *th,
@@ -23,9 +26,11 @@ int hmd_device_run_start(struct hmd_device_run *d, struct hmd_forces *fs, struct
         .type0 = fs->type0,
         .thermostat_work = thermostat_work,
     };
-    int rc = hmd_cuda_state_create(&d->state, NULL);
+    struct hmd_backend_halo h;
+    int rc = hmd_backend_open_halo(p->halo_transport, &h, d->transport, sizeof d->transport);
+    d->halo = h.transport;
     if (!rc) {
-        rc = hmd_cuda_halo_open_self(&d->halo);
+        rc = hmd_cuda_state_create(&d->state, h.has_heap ? &h.heap : NULL);
     }
     if (!rc) {
         rc = hmd_cuda_md_create(&d->md, d->state, fs->provider, fs->nprovider, &d->halo, &c);
@@ -38,7 +43,9 @@ int hmd_device_run_start(struct hmd_device_run *d, struct hmd_forces *fs, struct
 
 int hmd_device_run_begin_list_step(struct hmd_device_run *d, struct hmd_atoms *atoms, double *moved)
 {
-    return hmd_cuda_md_begin_list_step(d->md, atoms, moved);
+    const int rc = hmd_comm_agree(hmd_cuda_md_begin_list_step(d->md, atoms, moved));
+    hmd_comm_max(moved, 1);
+    return rc;
 }
 
 int hmd_device_run_finish_list_step(struct hmd_device_run *d, struct hmd_forces *fs,
@@ -60,7 +67,33 @@ int hmd_device_run_wait(struct hmd_device_run *d)
 
 int hmd_device_run_next_displacement(struct hmd_device_run *d, double *disp)
 {
-    return hmd_cuda_md_next_displacement(d->md, disp);
+    const int rc = hmd_comm_agree(hmd_cuda_md_next_displacement(d->md, disp));
+    hmd_comm_max(disp, 1); /* every rank takes the same decision */
+    return rc;
+}
+
+/* v[n] summed over ranks in rank order (every rank the same bits). Collective. */
+static void sum_in_rank_order(double *v, int n)
+{
+    const int nranks = hmd_comm_size();
+    if (nranks == 1) {
+        return;
+    }
+    double *all = malloc(sizeof(double) * (size_t)n * nranks);
+    size_t *counts = malloc(sizeof(size_t) * nranks);
+    if (!all || !counts) {
+        hmd_fatal("out of memory for %d sums over %d ranks", n, nranks);
+    }
+    hmd_comm_allgatherv(v, sizeof(double) * n, all, counts);
+    for (int c = 0; c < n; c++) {
+        double s = 0.0;
+        for (int r = 0; r < nranks; r++) {
+            s += all[(size_t)r * n + c];
+        }
+        v[c] = s;
+    }
+    free(all);
+    free(counts);
 }
 
 int hmd_device_run_fetch(struct hmd_device_run *d, struct hmd_forces *fs, struct hmd_atoms *atoms,
@@ -70,8 +103,20 @@ int hmd_device_run_fetch(struct hmd_device_run *d, struct hmd_forces *fs, struct
     const unsigned fields = (x ? HMD_FIELD_BIT(HMD_FIELD_X) : 0) |
                             (v ? HMD_FIELD_BIT(HMD_FIELD_V) : 0) |
                             (f ? HMD_FIELD_BIT(HMD_FIELD_F) : 0);
-    int rc = hmd_cuda_md_fetch(d->md, atoms, fields, &s);
+    int rc = hmd_comm_agree(hmd_cuda_md_fetch(d->md, atoms, fields, &s));
     if (!rc) {
+        /* this rank's energies, virial, terms and dropped neighbours, summed over ranks (the
+         * thermostat's work is the same on every rank) */
+        double sums[12 + HMD_CUDA_MAX_TERMS];
+        sums[0] = s.energy;
+        memcpy(sums + 1, s.virial, sizeof s.virial);
+        sums[10] = s.dropped;
+        memcpy(sums + 11, s.terms, sizeof(double) * s.nterms);
+        sum_in_rank_order(sums, 11 + s.nterms);
+        s.energy = sums[0];
+        memcpy(s.virial, sums + 1, sizeof s.virial);
+        s.dropped = sums[10];
+        memcpy(s.terms, sums + 11, sizeof(double) * s.nterms);
         fs->energy = s.energy;
         memcpy(fs->virial, s.virial, sizeof fs->virial);
         fs->dropped = (long)s.dropped;
@@ -99,5 +144,6 @@ void hmd_device_run_free(struct hmd_device_run *d)
     hmd_cuda_md_destroy(d->md);
     hmd_halo_transport_close(&d->halo);
     hmd_cuda_state_destroy(d->state);
+    hmd_backend_close_halo();
     memset(d, 0, sizeof *d);
 }

@@ -5,7 +5,29 @@
  * first half step, positions to the host, migration, ghosts, the lists). */
 #include "md/run_internal.h"
 
+#include <stdio.h>
+#include <string.h>
+
+#include "comm/comm.h"
 #include "core/error.h"
+
+/* A device step that failed on this rank while the others may be waiting for it in an
+ * exchange: with several ranks the whole job ends here, saying which rank and why (a run never
+ * hangs); with one, the error goes up as usual. */
+static int fail_alone(const struct md *md, int rc)
+{
+    if (rc && hmd_comm_size() > 1) {
+        fprintf(stderr, "halomd: error on rank %d at step %lld: %s\n", hmd_comm_rank(),
+                (long long)md->step, hmd_error_msg());
+        if (md->out.log) {
+            fprintf(md->out.log, "\nhalomd: error on rank %d at step %lld: %s\n", hmd_comm_rank(),
+                    (long long)md->step, hmd_error_msg());
+            fflush(md->out.log);
+        }
+        hmd_comm_abort(hmd_status_exit_code(rc));
+    }
+    return rc;
+}
 
 /* backend = cuda: waits for the steps queued on the device, so that their time counts as Force
  * and not as the phase that next needs the device (a list step, an output step): the host
@@ -55,7 +77,11 @@ int md_step_device(struct md *md)
         }
         hmd_timer_start(&md->timers, HMD_TIMER_NEIGHBOR);
         double moved = 0.0, forces_s = 0.0;
-        rc = hmd_device_run_begin_list_step(&md->gpu, &md->sys.atoms, &moved);
+        /* the force time since the last balancing moves the boundaries (several ranks) */
+        const double spent = md->timers.total[HMD_TIMER_FORCE] - md->t_force_mark;
+        md->t_force_mark = md->timers.total[HMD_TIMER_FORCE];
+        hmd_dd_dlb_balance(&md->dlb, &md->sys.dd, spent, md->p.dlb, md->p.dlb_threshold);
+        rc = fail_alone(md, hmd_device_run_begin_list_step(&md->gpu, &md->sys.atoms, &moved));
         if (!rc && md->p.nstlist > 0 && moved > half) {
             rc = md_moved_too_far(md, -1, moved);
         }
@@ -63,15 +89,15 @@ int md_step_device(struct md *md)
             rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
         }
         if (!rc) {
-            rc = hmd_device_run_finish_list_step(&md->gpu, &md->fs, &md->sys.atoms, &md->sys.box,
-                                                 &forces_s);
+            rc = fail_alone(md, hmd_device_run_finish_list_step(&md->gpu, &md->fs, &md->sys.atoms,
+                                                                &md->sys.box, &forces_s));
         }
         hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
         hmd_timer_add(&md->timers, HMD_TIMER_NEIGHBOR, -forces_s);
         hmd_timer_add_call(&md->timers, HMD_TIMER_FORCE, forces_s);
     } else {
         hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
-        rc = hmd_device_run_step(&md->gpu, &md->sys.box);
+        rc = fail_alone(md, hmd_device_run_step(&md->gpu, &md->sys.box));
         hmd_timer_stop(&md->timers, HMD_TIMER_FORCE);
     }
     if (!rc && md->p.nstlist == 0) { /* waits for the step: its time, not another call */
@@ -87,14 +113,21 @@ int md_start_device(struct md *md)
 {
     int rc = hmd_device_run_start(&md->gpu, &md->fs, &md->sys.atoms, &md->sys.box, &md->th, &md->p,
                                   md->first_step, md->thermostat_work);
+    rc = fail_alone(md, rc);
     if (!rc) {
+        /* the halo transport chosen, in the log, the table and the run record */
+        const size_t used = strlen(md->backend);
+        snprintf(md->backend + used, sizeof md->backend - used, "; halo %s", md->gpu.transport);
         md_note_dropped(md);
         rc = hmd_device_run_next_displacement(&md->gpu, &md->next_disp);
     }
     if (!rc && md->out.log) {
         const double bytes = (double)hmd_device_run_bytes(&md->gpu, &md->fs);
-        fprintf(md->out.log, "GPU memory after step 0: %.1f MiB, %.0f bytes per atom\n\n",
-                bytes / 1048576.0, bytes / md->sys.natoms);
+        fprintf(md->out.log,
+                "halo transport: %s\nGPU memory after step 0 (rank 0): %.1f MiB, %.0f bytes per "
+                "home atom\n\n",
+                md->gpu.transport, bytes / 1048576.0,
+                bytes / (md->sys.atoms.nlocal > 0 ? md->sys.atoms.nlocal : 1));
     }
     return rc;
 }

@@ -1,9 +1,9 @@
 /* The halo test, one body for every transport, run as
  *   mpirun -np P test_halo_identity NX NY NZ [SCALE [TRANSPORT]]
- * (TRANSPORT: host, the default, or a device transport: self): on fresh random atoms in a
- * triclinic cell split NX x NY x NZ (scaled by SCALE: below 1, several pulses), every ghost must
- * be a true image of the atom it names, carry a value that encodes its origin (global id and
- * owner rank) through the forward halo, every image within the cut-off of a subdomain must be
+ * (TRANSPORT: host, the default, or a device transport: self on one rank, mpi): on fresh random
+ * atoms in a triclinic cell split NX x NY x NZ (scaled by SCALE: below 1, several pulses), every
+ * ghost must be a true image of the atom it names, carry a value that encodes its origin (global id
+ * and owner rank) through the forward halo, every image within the cut-off of a subdomain must be
  * present exactly once, and the reverse halo must return to each owner exactly one
  * contribution per ghost copy. Also checks that migration conserves the set of global ids.
  * Exit code 0 on success on every rank, 77 (skipped) for a device transport without a GPU. */
@@ -102,6 +102,8 @@ static int open_transport(struct under_test *u, const char *name)
     int rc = hmd_cuda_state_create(&u->state, NULL);
     if (!rc && !strcmp(name, "self")) {
         rc = hmd_cuda_halo_open_self(&u->t);
+    } else if (!rc && !strcmp(name, "mpi")) {
+        rc = hmd_cuda_halo_open_mpi(&u->t);
     } else if (!rc) {
         rc = hmd_error_set(HMD_EUSAGE, "unknown transport %s", name);
     }
@@ -155,7 +157,8 @@ int main(int argc, char **argv)
 {
     hmd_comm_init(&argc, &argv);
     const char *transport = argc > 5 ? argv[5] : "host";
-    if (strcmp(transport, "host") && hmd_cuda_device_info(NULL, 0)) {
+    if (strcmp(transport, "host") &&
+        hmd_cuda_select_device(hmd_comm_local_rank(), NULL, NULL) != HMD_OK) {
         if (hmd_comm_rank() == 0) {
             printf("skipped: transport %s needs a GPU: %s\n", transport, hmd_error_msg());
         }

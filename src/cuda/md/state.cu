@@ -5,6 +5,10 @@
 
 #include "cuda/cuda_api.h"
 
+extern "C" {
+#include "comm/comm.h"
+}
+
 #include <algorithm>
 
 struct hmd_cuda_state {
@@ -71,8 +75,13 @@ extern "C" int hmd_cuda_state_create(struct hmd_cuda_state **out, const struct h
 extern "C" int hmd_cuda_state_reserve(struct hmd_cuda_state *s, int nlocal, int nall)
 {
     int rc = HMD_OK;
-    if (nall > s->cap_all) {
-        const int cap = nall + nall / 2 + 16;
+    /* on a heap the allocations are collective: every rank grows, to the same size */
+    int grow[2] = {nall > s->cap_all, nall};
+    if (s->heap.alloc) {
+        hmd_comm_max_int(grow, 2);
+    }
+    if (grow[0]) {
+        const int cap = grow[1] + grow[1] / 2 + 16;
         HMD_CUDA_CHECK(cudaStreamSynchronize(s->stream));
         heap_free(s, s->x);
         heap_free(s, s->f);

@@ -1,8 +1,11 @@
 /* The MD step resident on the GPU (cuda_api.h hmd_cuda_md): the atoms are the state's
  * (cuda/md/state.cu), forces come from device providers, ghosts from a device halo transport; a
- * step that keeps its neighbour list is one CUDA graph (first half step, forward halo, forces
- * cleared once and added by every provider, reverse halo, second half step, thermostat,
- * centre-of-mass motion, predicted displacement). Twins of md/integrate.c and
+ * step is a program of pieces (first half step, forward halo, forces cleared once and added by
+ * every provider, reverse halo, second half step, thermostat and centre-of-mass motion with
+ * their global sums, predicted displacement); with a transport whose calls can be recorded
+ * (self, nvshmem) a step that keeps its neighbour list is one CUDA graph, with one that cannot
+ * (mpi: the host moves the bytes) the device pieces between two transport calls are one graph
+ * each. Twins of md/integrate.c and
  * md/thermostat.c, with the same random numbers (core/rng_draw.h, core/vrescale_draw.h); sums
  * run in a fixed order. */
 #include "cuda/cuda_internal.cuh"
@@ -10,10 +13,12 @@
 #include "cuda/cuda_api.h"
 
 #include <algorithm>
+#include <functional>
 #include <string.h>
 #include <vector>
 
 extern "C" {
+#include "comm/comm.h"
 #include "core/units.h"
 }
 #include "core/rng_draw.h"
@@ -103,23 +108,26 @@ __global__ void partial_sums(int n, int what, const double *mass, const double *
     }
 }
 
-/* Second stage, one thread: sum of the nparts partials, component c. */
-__device__ double sum_parts(const double *part, int nparts, int c)
+/* Second stage, one thread: this rank's sums loc[c] of the nparts partials, in block order
+ * (the global sum over ranks follows: struct hmd_halo_transport_ops.sum). */
+__global__ void local_sums(const double *part, int nparts, double *loc)
 {
-    double s = 0.0;
-    for (int b = 0; b < nparts; b++) {
-        s += part[4 * b + c];
+    for (int c = 0; c < 4; c++) {
+        double s = 0.0;
+        for (int b = 0; b < nparts; b++) {
+            s += part[4 * b + c];
+        }
+        loc[c] = s;
     }
-    return s;
 }
 
-/* The kinetic energy into S_KE; v-rescale's factor into S_ALPHA and its work into S_WORK
- * (thermostat.c hmd_thermostat_vrescale_cpu). One thread. */
-__global__ void kinetic_and_vrescale(const double *part, int nparts, bool vrescale, double kin_ref,
-                                     double ndof, double c, unsigned long long seed,
-                                     const long long *step, double *scal)
+/* The kinetic energy into S_KE from the global sum tot[0] of m v.v; v-rescale's factor into
+ * S_ALPHA and its work into S_WORK (thermostat.c hmd_thermostat_vrescale_cpu). One thread. */
+__global__ void kinetic_and_vrescale(const double *tot, bool vrescale, double kin_ref, double ndof,
+                                     double c, unsigned long long seed, const long long *step,
+                                     double *scal)
 {
-    const double kin = 0.5 * HMD_MVV2E * sum_parts(part, nparts, 0);
+    const double kin = 0.5 * HMD_MVV2E * tot[0];
     scal[S_KE] = kin;
     if (!vrescale) {
         return;
@@ -157,21 +165,22 @@ __global__ void langevin(int n, double c1, double c2, double kt, unsigned long l
     }
 }
 
-/* After Langevin's noise: its work is the kinetic energy now minus S_KE (before). */
-__global__ void langevin_work(const double *part, int nparts, double *scal)
+/* After Langevin's noise: its work is the kinetic energy now (from the global sum tot[0]) minus
+ * S_KE (before). */
+__global__ void langevin_work(const double *tot, double *scal)
 {
-    const double kin = 0.5 * HMD_MVV2E * sum_parts(part, nparts, 0);
+    const double kin = 0.5 * HMD_MVV2E * tot[0];
     scal[S_WORK] += kin - scal[S_KE];
 }
 
-/* Centre-of-mass velocity into S_COM on steps that are multiples of nstcomm, else zero. */
-__global__ void com_velocity(const double *part, int nparts, int nstcomm, const long long *step,
-                             double *scal)
+/* Centre-of-mass velocity into S_COM on steps that are multiples of nstcomm, else zero, from
+ * the global sums tot of the momentum (3) and the mass. */
+__global__ void com_velocity(const double *tot, int nstcomm, const long long *step, double *scal)
 {
-    const double mtot = sum_parts(part, nparts, 3);
+    const double mtot = tot[3];
     const bool now = *step % nstcomm == 0 && mtot > 0.0;
     for (int d = 0; d < 3; d++) {
-        scal[S_COM + d] = now ? sum_parts(part, nparts, d) / mtot : 0.0;
+        scal[S_COM + d] = now ? tot[d] / mtot : 0.0;
     }
 }
 
@@ -204,6 +213,14 @@ __global__ void predict_displacement(int n, double dt, const double *k, const do
 }
 
 } // namespace
+
+/* A piece of the step: device work that may be recorded into a graph, or a transport call that
+ * the host must make itself (a transport that cannot be recorded). */
+struct step_piece {
+    bool host;
+    std::function<int()> run;
+};
+
 struct hmd_cuda_md {
     hmd_cuda_state *state;         /* borrowed */
     hmd_force_provider *providers; /* borrowed [nproviders] */
@@ -215,11 +232,16 @@ struct hmd_cuda_md {
     int nterms;
     double *k, *x_build;      /* [cap_local] dt/2m, [cap_local][3] positions at the list */
     double *scal, *part, *ev; /* scalars, reduction partials, energies (device) */
+    double *loc, *tot;        /* [4] this rank's sums and the global ones (device) */
     double *pinned;           /* host copy of the scalars and energies */
     hmd_box box;              /* the cell of the forward halo */
     size_t bytes;
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
+    /* the recorded step: graphs of its device pieces, and the order of graphs (>= 0) and host
+     * pieces (-1 - index into `program`) */
+    std::vector<step_piece> program;
+    std::vector<cudaGraph_t> graphs;
+    std::vector<cudaGraphExec_t> execs;
+    std::vector<int> schedule;
     cudaEvent_t forces_begin, forces_end; /* a list step's forces and second half */
     std::vector<unsigned long> graph_key; /* the generations and counts it was made for */
 };
@@ -239,73 +261,6 @@ template <typename T> int alloc(hmd_cuda_md *md, T **p, size_t n)
 cudaStream_t stream_of(const hmd_cuda_md *md)
 {
     return (cudaStream_t)hmd_cuda_state_atoms(md->state).stream;
-}
-
-/* Queues predict_displacement over the home atoms, from their positions, velocities and forces
- * after a second half step (or after the first evaluation). */
-int launch_predict(hmd_cuda_md *md)
-{
-    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
-    predict_displacement<<<blocks(md->nlocal), THREADS, 0, stream_of(md)>>>(
-        md->nlocal, md->c.dt, md->k, a.f, a.v, a.x, md->x_build, md->scal);
-    HMD_CUDA_LAUNCHED("predict_displacement");
-    return HMD_OK;
-}
-
-/* Second half step, thermostat, centre-of-mass motion, predicted displacement. */
-int launch_second_half(hmd_cuda_md *md)
-{
-    const hmd_cuda_md_config &c = md->c;
-    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
-    const int n = md->nlocal;
-    cudaStream_t st = stream_of(md);
-    second_half<<<blocks(3 * n), THREADS, 0, st>>>(n, md->k, a.f, a.v);
-    HMD_CUDA_LAUNCHED("second_half");
-    const unsigned np = parts(n);
-    if (c.tcoupl == HMD_CUDA_TCOUPL_VRESCALE || c.tcoupl == HMD_CUDA_TCOUPL_LANGEVIN) {
-        const bool vr = c.tcoupl == HMD_CUDA_TCOUPL_VRESCALE;
-        const double kin_ref = 0.5 * c.ndof * HMD_BOLTZMANN * c.ref_t;
-        const double c1 = exp(-c.dt / c.tau_t);
-        partial_sums<<<np, THREADS, 0, st>>>(n, 0, a.mass, a.v, md->part);
-        HMD_CUDA_LAUNCHED("partial_sums");
-        kinetic_and_vrescale<<<1, 1, 0, st>>>(md->part, (int)np, vr, kin_ref, c.ndof, c1, c.seed,
-                                              a.step, md->scal);
-        HMD_CUDA_LAUNCHED("kinetic_and_vrescale");
-        if (vr) {
-            scale_velocities<<<blocks(3 * n), THREADS, 0, st>>>(n, md->scal, a.v);
-            HMD_CUDA_LAUNCHED("scale_velocities");
-        } else {
-            langevin<<<blocks(n), THREADS, 0, st>>>(n, c1, sqrt(1.0 - c1 * c1),
-                                                    HMD_BOLTZMANN * c.ref_t, c.seed, a.step, a.id,
-                                                    a.mass, a.v);
-            HMD_CUDA_LAUNCHED("langevin");
-            partial_sums<<<np, THREADS, 0, st>>>(n, 0, a.mass, a.v, md->part);
-            HMD_CUDA_LAUNCHED("partial_sums");
-            langevin_work<<<1, 1, 0, st>>>(md->part, (int)np, md->scal);
-            HMD_CUDA_LAUNCHED("langevin_work");
-        }
-    }
-    if (c.nstcomm > 0) {
-        partial_sums<<<np, THREADS, 0, st>>>(n, 1, a.mass, a.v, md->part);
-        HMD_CUDA_LAUNCHED("partial_sums");
-        com_velocity<<<1, 1, 0, st>>>(md->part, (int)np, c.nstcomm, a.step, md->scal);
-        HMD_CUDA_LAUNCHED("com_velocity");
-        remove_com<<<blocks(3 * n), THREADS, 0, st>>>(n, md->scal, a.v);
-        HMD_CUDA_LAUNCHED("remove_com");
-    }
-    return launch_predict(md);
-}
-
-int launch_first_half(hmd_cuda_md *md)
-{
-    cudaStream_t st = stream_of(md);
-    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
-    advance_step<<<1, 1, 0, st>>>(a.step);
-    HMD_CUDA_LAUNCHED("advance_step");
-    first_half<<<blocks(3 * md->nlocal), THREADS, 0, st>>>(md->nlocal, md->c.dt, md->k, a.f, a.v,
-                                                           a.x);
-    HMD_CUDA_LAUNCHED("first_half");
-    return HMD_OK;
 }
 
 /* The providers' io over the state. */
@@ -328,8 +283,22 @@ hmd_force_io device_io(const hmd_cuda_md *md, int k)
     return io;
 }
 
-/* Forces cleared once, every provider adds, ghost forces folded onto their owners. */
-int launch_forces(hmd_cuda_md *md)
+/* ---- the pieces ---- */
+
+int launch_first_half(hmd_cuda_md *md)
+{
+    cudaStream_t st = stream_of(md);
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+    advance_step<<<1, 1, 0, st>>>(a.step);
+    HMD_CUDA_LAUNCHED("advance_step");
+    first_half<<<blocks(3 * md->nlocal), THREADS, 0, st>>>(md->nlocal, md->c.dt, md->k, a.f, a.v,
+                                                           a.x);
+    HMD_CUDA_LAUNCHED("first_half");
+    return HMD_OK;
+}
+
+/* Forces cleared once, every provider adds. */
+int launch_providers(hmd_cuda_md *md)
 {
     cudaStream_t st = stream_of(md);
     const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
@@ -341,17 +310,136 @@ int launch_forces(hmd_cuda_md *md)
         const hmd_force_io io = device_io(md, k);
         rc = hmd_force_provider_compute(&md->providers[k], &io);
     }
-    return rc ? rc : hmd_halo_transport_reverse(md->halo, a.f, 3, a.stream);
+    return rc;
 }
 
-/* The whole step of a kept list, as recorded in the graph. */
-int launch_step(hmd_cuda_md *md)
+/* This rank's sums of m v.v (what = 0) or of the momentum and mass (what = 1) into md->loc. */
+int launch_local_sums(hmd_cuda_md *md, int what)
+{
+    cudaStream_t st = stream_of(md);
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+    const unsigned np = parts(md->nlocal);
+    partial_sums<<<np, THREADS, 0, st>>>(md->nlocal, what, a.mass, a.v, md->part);
+    HMD_CUDA_LAUNCHED("partial_sums");
+    local_sums<<<1, 1, 0, st>>>(md->part, (int)np, md->loc);
+    HMD_CUDA_LAUNCHED("local_sums");
+    return HMD_OK;
+}
+
+/* Queues predict_displacement over the home atoms, from their positions, velocities and forces
+ * after a second half step (or after the first evaluation). */
+int launch_predict(hmd_cuda_md *md)
 {
     const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
-    int rc = launch_first_half(md);
-    rc = rc ? rc : hmd_halo_transport_forward(md->halo, a.x, &md->box, a.stream);
-    rc = rc ? rc : launch_forces(md);
-    return rc ? rc : launch_second_half(md);
+    predict_displacement<<<blocks(md->nlocal), THREADS, 0, stream_of(md)>>>(
+        md->nlocal, md->c.dt, md->k, a.f, a.v, a.x, md->x_build, md->scal);
+    HMD_CUDA_LAUNCHED("predict_displacement");
+    return HMD_OK;
+}
+
+/* The pieces from the forces to the end of the step (initial: the forces of the first step and
+ * the prediction only): providers, reverse halo, second half step, thermostat, centre-of-mass
+ * motion, predicted displacement. */
+void forces_and_second_half(hmd_cuda_md *md, bool initial, std::vector<step_piece> &prog)
+{
+    const hmd_cuda_md_config &c = md->c;
+    hmd_halo_transport *halo = md->halo;
+    auto dev = [&](std::function<int()> fn) { prog.push_back({false, fn}); };
+    auto coll = [&](std::function<int()> fn) {
+        prog.push_back({!hmd_halo_transport_capturable(halo), fn});
+    };
+    auto sum = [md, halo]() -> int {
+        return hmd_halo_transport_sum(halo, md->loc, md->tot, 4,
+                                      hmd_cuda_state_atoms(md->state).stream);
+    };
+    dev([md]() { return launch_providers(md); });
+    coll([md, halo]() -> int {
+        const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+        return hmd_halo_transport_reverse(halo, a.f, 3, a.stream);
+    });
+    if (initial) {
+        dev([md]() { return launch_predict(md); });
+        return;
+    }
+    dev([md]() -> int {
+        const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+        second_half<<<blocks(3 * md->nlocal), THREADS, 0, stream_of(md)>>>(md->nlocal, md->k, a.f,
+                                                                           a.v);
+        HMD_CUDA_LAUNCHED("second_half");
+        return HMD_OK;
+    });
+    if (c.tcoupl == HMD_CUDA_TCOUPL_VRESCALE || c.tcoupl == HMD_CUDA_TCOUPL_LANGEVIN) {
+        const bool vr = c.tcoupl == HMD_CUDA_TCOUPL_VRESCALE;
+        dev([md]() { return launch_local_sums(md, 0); });
+        coll(sum);
+        dev([md, vr]() -> int {
+            const hmd_cuda_md_config &c = md->c;
+            const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+            cudaStream_t st = stream_of(md);
+            const int n = md->nlocal;
+            const double kin_ref = 0.5 * c.ndof * HMD_BOLTZMANN * c.ref_t;
+            const double c1 = exp(-c.dt / c.tau_t);
+            kinetic_and_vrescale<<<1, 1, 0, st>>>(md->tot, vr, kin_ref, c.ndof, c1, c.seed, a.step,
+                                                  md->scal);
+            HMD_CUDA_LAUNCHED("kinetic_and_vrescale");
+            if (vr) {
+                scale_velocities<<<blocks(3 * n), THREADS, 0, st>>>(n, md->scal, a.v);
+                HMD_CUDA_LAUNCHED("scale_velocities");
+                return HMD_OK;
+            }
+            langevin<<<blocks(n), THREADS, 0, st>>>(n, c1, sqrt(1.0 - c1 * c1),
+                                                    HMD_BOLTZMANN * c.ref_t, c.seed, a.step, a.id,
+                                                    a.mass, a.v);
+            HMD_CUDA_LAUNCHED("langevin");
+            return launch_local_sums(md, 0);
+        });
+        if (!vr) {
+            coll(sum);
+            dev([md]() -> int {
+                langevin_work<<<1, 1, 0, stream_of(md)>>>(md->tot, md->scal);
+                HMD_CUDA_LAUNCHED("langevin_work");
+                return HMD_OK;
+            });
+        }
+    }
+    if (c.nstcomm > 0) {
+        dev([md]() { return launch_local_sums(md, 1); });
+        coll(sum);
+        dev([md]() -> int {
+            const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+            cudaStream_t st = stream_of(md);
+            com_velocity<<<1, 1, 0, st>>>(md->tot, md->c.nstcomm, a.step, md->scal);
+            HMD_CUDA_LAUNCHED("com_velocity");
+            remove_com<<<blocks(3 * md->nlocal), THREADS, 0, st>>>(md->nlocal, md->scal, a.v);
+            HMD_CUDA_LAUNCHED("remove_com");
+            return HMD_OK;
+        });
+    }
+    dev([md]() { return launch_predict(md); });
+}
+
+/* The whole step of a kept list. */
+std::vector<step_piece> step_program(hmd_cuda_md *md)
+{
+    std::vector<step_piece> prog;
+    hmd_halo_transport *halo = md->halo;
+    prog.push_back({false, [md]() { return launch_first_half(md); }});
+    prog.push_back({!hmd_halo_transport_capturable(halo), [md, halo]() -> int {
+                        const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+                        return hmd_halo_transport_forward(halo, a.x, &md->box, a.stream);
+                    }});
+    forces_and_second_half(md, false, prog);
+    return prog;
+}
+
+/* Runs pieces one after another, as they come (no graph). */
+int run_eagerly(const std::vector<step_piece> &prog)
+{
+    int rc = HMD_OK;
+    for (size_t p = 0; p < prog.size() && !rc; p++) {
+        rc = prog[p].run();
+    }
+    return rc;
 }
 
 /* What a recorded graph depends on: where the arrays are and the home atoms' count. */
@@ -368,23 +456,27 @@ std::vector<unsigned long> graph_key(const hmd_cuda_md *md)
 
 void drop_graph(hmd_cuda_md *md)
 {
-    if (md->exec) {
-        cudaGraphExecDestroy(md->exec);
+    for (cudaGraphExec_t e : md->execs) {
+        cudaGraphExecDestroy(e);
     }
-    if (md->graph) {
-        cudaGraphDestroy(md->graph);
+    for (cudaGraph_t g : md->graphs) {
+        cudaGraphDestroy(g);
     }
-    md->exec = NULL;
-    md->graph = NULL;
+    md->execs.clear();
+    md->graphs.clear();
+    md->schedule.clear();
+    md->program.clear();
 }
 
-/* Records launch_step into a graph (again when the arrays it points to moved). */
-int make_graph(hmd_cuda_md *md)
+/* Records device pieces [p0, p1) of md->program into one more graph. */
+int record(hmd_cuda_md *md, size_t p0, size_t p1)
 {
-    drop_graph(md);
     cudaStream_t st = stream_of(md);
     HMD_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    const int rc = launch_step(md);
+    int rc = HMD_OK;
+    for (size_t p = p0; p < p1 && !rc; p++) {
+        rc = md->program[p].run();
+    }
     cudaGraph_t g = NULL;
     const cudaError_t end = cudaStreamEndCapture(st, &g);
     if (rc) {
@@ -394,10 +486,40 @@ int make_graph(hmd_cuda_md *md)
         return rc;
     }
     HMD_CUDA_CHECK(end);
-    md->graph = g;
-    HMD_CUDA_CHECK(cudaGraphInstantiate(&md->exec, g, 0));
-    md->graph_key = graph_key(md);
+    md->graphs.push_back(g);
+    cudaGraphExec_t e = NULL;
+    HMD_CUDA_CHECK(cudaGraphInstantiate(&e, g, 0));
+    md->execs.push_back(e);
+    md->schedule.push_back((int)md->execs.size() - 1);
     return HMD_OK;
+}
+
+/* Records the step: a graph for every run of device pieces, host pieces in between (again when
+ * the arrays it points to moved). */
+int make_graph(hmd_cuda_md *md)
+{
+    drop_graph(md);
+    md->program = step_program(md);
+    size_t p0 = 0;
+    int rc = HMD_OK;
+    for (size_t p = 0; p <= md->program.size() && !rc; p++) {
+        const bool end = p == md->program.size();
+        if (end || md->program[p].host) {
+            if (p > p0) {
+                rc = record(md, p0, p);
+            }
+            if (!end) {
+                md->schedule.push_back(-1 - (int)p);
+            }
+            p0 = p + 1;
+        }
+    }
+    if (!rc) {
+        md->graph_key = graph_key(md);
+    } else {
+        drop_graph(md);
+    }
+    return rc;
 }
 
 /* Room for the home atoms' step arrays. */
@@ -432,14 +554,20 @@ extern "C" int hmd_cuda_md_create(struct hmd_cuda_md **out, struct hmd_cuda_stat
     md->nproviders = n;
     md->halo = halo;
     md->c = *c;
+    if (!hmd_halo_transport_on_device(halo) || !halo->ops->sum) {
+        return hmd_error_set(HMD_ENOTSUP,
+                             "the device step: halo transport %s is not a device "
+                             "transport",
+                             hmd_halo_transport_name(halo));
+    }
     for (int k = 0; k < n; k++) {
         const char *names[HMD_FORCE_MAX_TERMS];
         md->term_offset[k] = md->nterms;
         md->nterms += hmd_force_provider_terms(&providers[k], names);
         if (!hmd_force_provider_on_device(&providers[k]) || md->nterms > HMD_CUDA_MAX_TERMS) {
             return hmd_error_set(HMD_ENOTSUP,
-                                 "the device step: %s is not a device provider, or "
-                                 "more than %d energy terms",
+                                 "the device step: %s is not a device provider, or more than %d "
+                                 "energy terms",
                                  hmd_force_provider_name(&providers[k]), HMD_CUDA_MAX_TERMS);
         }
     }
@@ -447,6 +575,13 @@ extern "C" int hmd_cuda_md_create(struct hmd_cuda_md **out, struct hmd_cuda_stat
     int rc = alloc(md, &md->scal, S_NSCALAR);
     rc = rc ? rc : alloc(md, &md->part, 4 * (size_t)MAX_PARTS);
     rc = rc ? rc : alloc(md, &md->ev, HMD_FORCE_NEV + HMD_CUDA_MAX_TERMS);
+    rc = rc ? rc : alloc(md, &md->loc, 4);
+    /* one rank: the global sums are this rank's own (the transport's sum does nothing) */
+    if (hmd_comm_size() == 1) {
+        md->tot = md->loc;
+    } else {
+        rc = rc ? rc : alloc(md, &md->tot, 4);
+    }
     if (rc) {
         return rc;
     }
@@ -517,9 +652,10 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct
     if (!rc && forces_s) {
         HMD_CUDA_CHECK(cudaEventRecord(md->forces_begin, st));
     }
-    rc = rc ? rc : launch_forces(md);
-    if (!rc) { /* the second half ends with the prediction; the first list has none */
-        rc = initial ? launch_predict(md) : launch_second_half(md);
+    if (!rc) { /* the host made the ghosts: no forward halo */
+        std::vector<step_piece> prog;
+        forces_and_second_half(md, initial, prog);
+        rc = run_eagerly(prog);
     }
     if (!rc && forces_s) {
         HMD_CUDA_CHECK(cudaEventRecord(md->forces_end, st));
@@ -539,20 +675,30 @@ extern "C" int hmd_cuda_md_step(struct hmd_cuda_md *md, const struct hmd_box *bo
         md->box = *box;
         drop_graph(md); /* the halo records its shifts for the cell it was given */
     }
-    if (!md->exec || md->graph_key != graph_key(md)) {
+    if (md->schedule.empty() || md->graph_key != graph_key(md)) {
         int rc = make_graph(md);
         if (rc) {
             return rc;
         }
     }
-    HMD_CUDA_CHECK(cudaGraphLaunch(md->exec, stream_of(md)));
+    cudaStream_t st = stream_of(md);
+    for (int item : md->schedule) {
+        if (item >= 0) {
+            HMD_CUDA_CHECK(cudaGraphLaunch(md->execs[item], st));
+        } else {
+            const int rc = md->program[-1 - item].run();
+            if (rc) {
+                return rc;
+            }
+        }
+    }
     return HMD_OK;
 }
 
 extern "C" int hmd_cuda_md_wait(struct hmd_cuda_md *md)
 {
     HMD_CUDA_CHECK(cudaStreamSynchronize(stream_of(md)));
-    return HMD_OK;
+    return hmd_halo_transport_check(md->halo);
 }
 
 extern "C" int hmd_cuda_md_next_displacement(struct hmd_cuda_md *md, double *disp)
@@ -562,7 +708,7 @@ extern "C" int hmd_cuda_md_next_displacement(struct hmd_cuda_md *md, double *dis
         cudaMemcpyAsync(md->pinned, md->scal, sizeof(double), cudaMemcpyDeviceToHost, st));
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
     *disp = sqrt(md->pinned[S_MAXD2]);
-    return HMD_OK;
+    return hmd_halo_transport_check(md->halo);
 }
 
 extern "C" int hmd_cuda_md_fetch(struct hmd_cuda_md *md, struct hmd_atoms *a, unsigned fields,
@@ -576,6 +722,7 @@ extern "C" int hmd_cuda_md_fetch(struct hmd_cuda_md *md, struct hmd_atoms *a, un
                                    cudaMemcpyDeviceToHost, st));
     int rc = fields ? hmd_cuda_state_download(md->state, a, fields) : HMD_OK;
     HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    rc = rc ? rc : hmd_halo_transport_check(md->halo);
     if (!rc && s) {
         memcpy(s->virial, ev + HMD_FORCE_EV_VIRIAL, sizeof s->virial);
         s->energy = ev[HMD_FORCE_EV_ENERGY];
@@ -598,7 +745,13 @@ extern "C" void hmd_cuda_md_destroy(struct hmd_cuda_md *md)
         return;
     }
     drop_graph(md);
-    void *arrays[] = {md->k, md->x_build, md->scal, md->part, md->ev};
+    void *arrays[] = {md->k,
+                      md->x_build,
+                      md->scal,
+                      md->part,
+                      md->ev,
+                      md->loc,
+                      md->tot != md->loc ? md->tot : NULL};
     for (void *p : arrays) {
         cudaFree(p);
     }

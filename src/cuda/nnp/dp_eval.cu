@@ -512,24 +512,6 @@ int fitting(hmd_cuda_dp *dp, int k, int rows, double *X, double *y_out, double *
 
 } // namespace
 
-extern "C" int hmd_cuda_device_info(char *buf, size_t len)
-{
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        cudaGetLastError();
-        return hmd_error_set(HMD_ENOTSUP, "backend = cuda: no CUDA device is visible");
-    }
-    int dev = 0;
-    HMD_CUDA_CHECK(cudaGetDevice(&dev));
-    cudaDeviceProp p;
-    HMD_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
-    if (buf) {
-        snprintf(buf, len, "%s (%d SMs, %.1f GiB, compute capability %d.%d)", p.name,
-                 p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, p.major, p.minor);
-    }
-    return HMD_OK;
-}
-
 int hmd_cuda_dp_create(struct hmd_cuda_dp **out, const struct hmd_dp_model *m, bool mixed)
 {
     *out = NULL;
@@ -591,6 +573,7 @@ int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int 
     /* fitting, one net at a time over its atoms (dp_eval.c: net_of, no_gradient) */
     std::vector<int> order;
     order.reserve(nlocal);
+    const std::vector<int> before = dp->fit_start;
     dp->fit_start.assign(m->nfit + 1, 0);
     for (int k = 0; k < m->nfit; k++) {
         dp->fit_start[k] = (int)order.size();
@@ -603,6 +586,9 @@ int hmd_cuda_dp_prepare(struct hmd_cuda_dp *dp, int nlocal, int nall, const int 
         }
     }
     dp->fit_start[m->nfit] = (int)order.size();
+    if (dp->fit_start != before) {
+        dp->generation++; /* the chunks of a recorded evaluation are not these any more */
+    }
     if (!order.empty()) {
         HMD_CUDA_CHECK(cudaMemcpyAsync(dp->order, order.data(), sizeof(int) * order.size(),
                                        cudaMemcpyHostToDevice, dp->stream));

@@ -1,0 +1,110 @@
+/* NVSHMEM's runtime for halomd (nvshmem_api.h): started over halomd's MPI by a unique id, and
+ * the symmetric heap as the device state's heap. */
+#include "nvshmem/nvshmem_api.h"
+
+#include <cuda_runtime.h>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "comm/comm.h"
+}
+
+namespace
+{
+
+bool started;
+
+void *heap_alloc(size_t bytes, void *ctx)
+{
+    (void)ctx;
+    return nvshmem_malloc(bytes);
+}
+
+void heap_free(void *p, void *ctx)
+{
+    (void)ctx;
+    nvshmem_free(p);
+}
+
+/* The GPUs of this node's ranks: how many ranks share the GPU of this one (the most over the
+ * node's GPUs, so that every rank takes the same decision). */
+int ranks_per_gpu()
+{
+    int n = 1, dev = 0;
+    cudaGetDeviceCount(&n);
+    cudaGetDevice(&dev);
+    const int local = hmd_comm_local_size();
+    int most = (local + (n > 0 ? n : 1) - 1) / (n > 0 ? n : 1);
+    hmd_comm_max_int(&most, 1);
+    (void)dev;
+    return most;
+}
+
+} // namespace
+
+extern "C" int hmd_nvshmem_init(char *what, size_t len)
+{
+    if (started) {
+        return HMD_OK;
+    }
+    const int shared = ranks_per_gpu();
+    const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    int mps = pipe != NULL && pipe[0] != 0;
+    /* under MPS the MPS server must be reachable; without, several ranks on one GPU time-slice */
+    hmd_comm_max_int(&mps, 1);
+    if (shared > 1 && !mps) {
+        return hmd_comm_agree(hmd_error_set(
+            HMD_ENOTSUP,
+            "halo-transport = nvshmem: %d ranks share a GPU without MPS, where NVSHMEM's waits "
+            "progress only by time slicing; start MPS (nvidia-cuda-mps-control -d, with "
+            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE <= %d per rank), use one rank per GPU, or "
+            "halo-transport = mpi",
+            shared, 100 / shared));
+    }
+    cudaFree(0); /* a context first: under MPS NVSHMEM's init fails without one */
+    nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+    if (hmd_comm_rank() == 0) {
+        nvshmemx_get_uniqueid(&id);
+    }
+    hmd_comm_bcast(&id, sizeof id, 0);
+    nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+    nvshmemx_set_attr_uniqueid_args(hmd_comm_rank(), hmd_comm_size(), &id, &attr);
+    nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr); /* exits the job on failure */
+    started = true;
+    const int status = nvshmemx_init_status();
+    const bool full = status == NVSHMEM_STATUS_FULL_MPG;
+    if (what) {
+        snprintf(what, len, "NVSHMEM %d.%d.%d, %d PEs, %s", NVSHMEM_VENDOR_MAJOR_VERSION,
+                 NVSHMEM_VENDOR_MINOR_VERSION, NVSHMEM_VENDOR_PATCH_VERSION, nvshmem_n_pes(),
+                 shared > 1 ? (full ? "full multi-process support on shared GPUs (MPS)"
+                                    : "LIMITED multi-process support")
+                            : "one PE per GPU");
+    }
+    if (shared > 1 && !full) {
+        return hmd_comm_agree(hmd_error_set(
+            HMD_ENOTSUP,
+            "halo-transport = nvshmem: NVSHMEM has only limited support for the %d ranks that "
+            "share a GPU (the MPS active thread percentages of a GPU's ranks must add up to at "
+            "most 100: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d)",
+            shared, 100 / shared));
+    }
+    return HMD_OK;
+}
+
+extern "C" void hmd_nvshmem_finalize(void)
+{
+    if (started) {
+        nvshmem_finalize();
+        started = false;
+    }
+}
+
+extern "C" struct hmd_cuda_heap hmd_nvshmem_heap(void)
+{
+    return hmd_cuda_heap{heap_alloc, heap_free, NULL};
+}
