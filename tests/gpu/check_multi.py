@@ -39,6 +39,9 @@ def run(mpiexec, halomd, n, name, model, conf, sets, work, nsteps, transport):
                                    "-set", f"halo-transport={transport}"]
     for kv in sets:
         cmd += ["-set", kv]
+    if transport == "nvshmem":  # several PEs on one GPU: under an MPS server of its own
+        cmd = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "with_mps.sh"),
+               str(n)] + cmd
     res = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=ENV)
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)}: exit {res.returncode}\n{res.stdout}\n{res.stderr}")

@@ -45,6 +45,24 @@ if(HMD_HAVE_CUDA AND TARGET test_halo_identity)
       ENVIRONMENT OMP_NUM_THREADS=1)
   endforeach()
 endif()
+# ... and through the nvshmem transport, under an MPS server of the test's own (several PEs on
+# one GPU need it; one at a time: RUN_SERIAL)
+if(HMD_HAVE_NVSHMEM AND TARGET test_halo_identity)
+  foreach(layout "1 1 1 1.0" "2 1 1 1.0" "2 2 1 1.0" "2 2 2 1.0" "4 1 1 0.5" "1 3 1 0.6"
+                 "2 2 2 0.7")
+    separate_arguments(args UNIX_COMMAND "${layout}")
+    list(GET args 0 nx)
+    list(GET args 1 ny)
+    list(GET args 2 nz)
+    math(EXPR np "${nx} * ${ny} * ${nz}")
+    string(REPLACE " " "_" name "${layout}")
+    add_test(NAME gpu.halo_nvshmem_${name}
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/with_mps.sh ${np} ${HMD_MPIRUN} -np ${np}
+              $<TARGET_FILE:test_halo_identity> ${args} nvshmem)
+    set_tests_properties(gpu.halo_nvshmem_${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+      RUN_SERIAL TRUE ENVIRONMENT "OMP_NUM_THREADS=1;HMD_NVSHMEM_WAIT_S=10")
+  endforeach()
+endif()
 # The GPU step on several ranks sharing the GPU(s) (tests/gpu/check_multi.py)
 if(HMD_HAVE_CUDA AND HMD_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   foreach(t invariance transports trajectory)
@@ -52,6 +70,6 @@ if(HMD_HAVE_CUDA AND HMD_HAVE_MPI AND MPIEXEC_EXECUTABLE)
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/check_multi.py ${t}
               ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:halomd> ${HMD_TEST_DATA}
               ${CMAKE_CURRENT_BINARY_DIR}/gpu/multi_${t})
-    set_tests_properties(gpu.multi_${t} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+    set_tests_properties(gpu.multi_${t} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
   endforeach()
 endif()

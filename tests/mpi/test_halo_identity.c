@@ -1,6 +1,6 @@
 /* The halo test, one body for every transport, run as
  *   mpirun -np P test_halo_identity NX NY NZ [SCALE [TRANSPORT]]
- * (TRANSPORT: host, the default, or a device transport: self on one rank, mpi): on fresh random
+ * (TRANSPORT: host, the default, or a device transport: self on one rank, mpi, nvshmem): on fresh random
  * atoms in a triclinic cell split NX x NY x NZ (scaled by SCALE: below 1, several pulses), every
  * ghost must be a true image of the atom it names, carry a value that encodes its origin (global id
  * and owner rank) through the forward halo, every image within the cut-off of a subdomain must be
@@ -21,6 +21,7 @@
 #include "dd/domain.h"
 #include "dd/migrate.h"
 #include "halo/transport.h"
+#include "nvshmem/nvshmem_api.h"
 
 static int failures;
 
@@ -98,6 +99,12 @@ static int open_transport(struct under_test *u, const char *name)
 {
     if (!strcmp(name, "host")) {
         return hmd_halo_transport_open_host(&u->t);
+    }
+    if (!strcmp(name, "nvshmem")) { /* positions and forces on the symmetric heap */
+        int rc = hmd_nvshmem_init(NULL, 0);
+        const struct hmd_cuda_heap heap = hmd_nvshmem_heap();
+        rc = rc ? rc : hmd_cuda_state_create(&u->state, &heap);
+        return rc ? rc : hmd_nvshmem_halo_open(&u->t);
     }
     int rc = hmd_cuda_state_create(&u->state, NULL);
     if (!rc && !strcmp(name, "self")) {
@@ -291,6 +298,9 @@ int main(int argc, char **argv)
     free(seen);
     hmd_halo_transport_close(&u.t);
     hmd_cuda_state_destroy(u.state);
+    if (!strcmp(transport, "nvshmem")) {
+        hmd_nvshmem_finalize();
+    }
     free(copies);
     free(present);
     hmd_halo_plan_free(&plan);

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Strong scaling of the GPU-resident step over ranks, every halo transport side by side in one
+# call: each case runs on 1 rank (self) and on the rank counts of RANKS through each transport of
+# TRANSPORTS. Ranks share the node's GPUs (local rank mod GPUs); where ranks share a GPU the
+# nvshmem runs go under an MPS server of their own (tests/gpu/with_mps.sh) and so do the mpi
+# runs (the same split of the GPU, a fair comparison). Run on the node from the repository root
+# after a build in build-gpu/ (bench/gpu_single/node_build.sh); writes $OUT/scaling.json
+# (ms/step, phases of rank 0, ghosts, GPU bytes per atom, last-step energy) and a table.
+# CASES: lines "name model conf steps [setting=value ...]"; RANKS (default "2 4"), TRANSPORTS
+# (default "mpi nvshmem").
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 OMP_NUM_THREADS=1
+export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+H=$PWD/build-gpu/halomd MPS=$PWD/tests/gpu/with_mps.sh
+W=$PWD/examples/water T=/tmp/halomd_scaling
+rm -rf $T && mkdir -p $T
+CASES=${CASES:-"w12288 $W/water_trained.dp $W/water_12288.gro 300"}
+RANKS=${RANKS:-"2 4"} TRANSPORTS=${TRANSPORTS:-"mpi nvshmem"}
+ngpu=$(nvidia-smi -L | wc -l)
+one() { # one NAME NP TRANSPORT MODEL CONF STEPS SETTINGS...
+  local name=$1 np=$2 tr=$3 model=$4 conf=$5 steps=$6
+  shift 6
+  local sets=() wrap=()
+  for s in "$@"; do sets+=(-set "$s"); done
+  [ "$np" -gt "$ngpu" ] && wrap=("$MPS" "$np")
+  (cd $T && timeout 240 "${wrap[@]}" mpirun --oversubscribe --allow-run-as-root -np "$np" \
+     -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x OMP_NUM_THREADS -x LD_LIBRARY_PATH \
+     $H run -backend cuda -m "$model" -c "$conf" -nsteps "$steps" -deffnm "${name}_${np}_${tr}" \
+     -set halo-transport="$tr" -set nstlist=10 -set verlet-buffer=2 -set dt=0.0005 \
+     -set nstenergy="$steps" -set nstcalcenergy="$steps" -set nstlog=0 "${sets[@]}" \
+     > "${name}_${np}_${tr}.out" 2>&1) || echo "$name $np $tr: $(tail -3 "$T/${name}_${np}_${tr}.out")"
+}
+while read -r name model conf steps settings; do
+  [ -n "$name" ] || continue
+  one "$name" 1 self "$model" "$conf" "$steps" $settings
+  for np in $RANKS; do
+    for tr in $TRANSPORTS; do
+      one "$name" "$np" "$tr" "$model" "$conf" "$steps" $settings
+    done
+  done
+done <<< "$CASES"
+cp $T/*.out $T/*.perf.json "$OUT/" 2>/dev/null
+python3 - "$T" "$OUT/scaling.json" "$CASES" "$(nvidia-smi -L | head -1)" <<'PY'
+import csv, glob, json, os, sys, time
+t, out, spec, gpu = sys.argv[1:5]
+rows = []
+for f in sorted(glob.glob(os.path.join(t, "*.perf.json"))):
+    name, np_, tr = os.path.basename(f)[:-len(".perf.json")].rsplit("_", 2)
+    p = json.load(open(f))
+    with open(f[:-len(".perf.json")] + ".energy.csv") as e:
+        last = list(csv.DictReader(e))[-1]
+    ph = p.get("phases", {})
+    rows.append({"case": name, "ranks": int(np_), "transport": tr,
+                 "ms_per_step": 1e3 * p["performance"]["wall_s"] / p["system"]["nsteps"],
+                 "natoms": p["system"]["natoms"], "steps": p["system"]["nsteps"],
+                 "ghost_avg": p.get("decomposition", {}).get("ghost_avg"),
+                 "home_max": p.get("decomposition", {}).get("home_max"),
+                 "grid": p.get("decomposition", {}).get("grid"),
+                 "backend": p.get("backend", {}).get("name"),
+                 "device_bytes_per_atom": p.get("backend", {}).get("device_bytes_per_atom"),
+                 "phases_s": {k: v.get("seconds") for k, v in ph.items()},
+                 "last_pe_eV": float(last["pe_eV"]), "commit": p["build"]["commit"]})
+rec = {"benchmark": "multi_gpu_scaling", "date": time.strftime("%Y-%m-%d"), "hardware": gpu,
+       "command": "bash bench/multi_gpu/node_scaling.sh", "cases_spec": spec.splitlines(),
+       "note": "ranks share the GPUs there are; several ranks on one GPU run under MPS with "
+               "100/P percent of its threads each: this measures the halo's overheads, not "
+               "NVLink (one GPU cannot show it)", "runs": rows}
+json.dump(rec, open(out, "w"), indent=1)
+print(f"{'case':10s} {'ranks':>5s} {'transport':>9s} {'ms/step':>9s} {'ghosts':>8s} {'dPE vs 1':>10s}")
+ref = {r["case"]: r for r in rows if r["ranks"] == 1}
+for r in rows:
+    d = r["last_pe_eV"] - ref[r["case"]]["last_pe_eV"] if r["case"] in ref else float("nan")
+    print(f"{r['case']:10s} {r['ranks']:5d} {r['transport']:>9s} {r['ms_per_step']:9.3f} "
+          f"{(r['ghost_avg'] or 0):8.0f} {d:10.2e}")
+PY
