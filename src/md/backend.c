@@ -78,11 +78,14 @@ static int open_nvshmem(struct hmd_backend_halo *h, char *what, size_t len)
 {
     int rc = hmd_nvshmem_init(what, len);
     rc = rc ? rc : hmd_nvshmem_halo_open(&h->transport);
-    if (!rc) {
-        h->heap = hmd_nvshmem_heap();
-        h->has_heap = true;
+    rc = hmd_comm_agree(rc);
+    if (rc) { /* on every rank: none keeps a transport or a heap the others gave up */
+        hmd_halo_transport_close(&h->transport);
+        return rc;
     }
-    return hmd_comm_agree(rc);
+    h->heap = hmd_nvshmem_heap();
+    h->has_heap = true;
+    return HMD_OK;
 }
 
 int hmd_backend_open_halo(const char *name, struct hmd_backend_halo *h, char *what, size_t len)

@@ -28,7 +28,7 @@
  * Write-after-read safety comes from the step's chain: a rank stores into a peer's ghosts for
  * step n + 1 only after that peer returned its step-n ghost forces (which it sent after its
  * forces, the last reader of those ghosts). Every wait is bounded (HMD_NVSHMEM_WAIT_S seconds,
- * default 20): a wait that runs out records which rank, swap and step it waited for and gives
+ * default 60): a wait that runs out records which rank, swap and step it waited for and gives
  * up, and the host reports it (check) instead of hanging. */
 #include "nvshmem/nvshmem_api.h"
 
@@ -96,9 +96,12 @@ struct wait_error {
 };
 
 struct device_plan {
-    int nswap, nentry, nchunk;
+    int nswap;
+    const int *counts; /* device [2]: entries and chunks of this plan (not kernel arguments, so
+                          that a recorded step survives a new plan of the same arrays) */
     const dswap *swap;
     const int *root, *dst, *eswap, *chain_offset, *chain, *send_list;
+    const int *chunk_begin;               /* [nchunk + 1] first entry of each chunk */
     const unsigned long long *chunk_deps; /* bit d: the chunk waits for swap d */
     const double *shift;                  /* [nswap][3] */
     unsigned int *count;                  /* [nswap] entries stored this step (reset by the last) */
@@ -135,7 +138,8 @@ __global__ void __launch_bounds__(CHUNK) forward_kernel(device_plan p)
 {
     const unsigned long long step = p.epoch[0] + 1;
     __shared__ bool ok;
-    for (int c = blockIdx.x; c < p.nchunk; c += gridDim.x) {
+    const int nchunk = p.counts[1];
+    for (int c = blockIdx.x; c < nchunk; c += gridDim.x) {
         if (threadIdx.x == 0) {
             ok = true;
             unsigned long long deps = p.chunk_deps[c];
@@ -146,8 +150,8 @@ __global__ void __launch_bounds__(CHUNK) forward_kernel(device_plan p)
             }
         }
         __syncthreads();
-        const int e = c * CHUNK + threadIdx.x;
-        if (ok && e < p.nentry) {
+        const int e = p.chunk_begin[c] + threadIdx.x;
+        if (ok && e < p.chunk_begin[c + 1]) {
             const double *r = p.x + 3 * (size_t)p.root[e];
             double v0 = r[0], v1 = r[1], v2 = r[2];
             for (int k = p.chain_offset[e]; k < p.chain_offset[e + 1]; k++) {
@@ -287,8 +291,16 @@ __global__ void sum_kernel(sum_plan p, const double *local, double *total)
     const unsigned long long seq = *p.seq + 1;
     const int par = (int)(seq & 1);
     const size_t slot = ((size_t)par * p.npes + p.rank) * HMD_HALO_MAX_SUM;
+    /* this rank's own slot first: the source of the puts, symmetric and left alone until the
+     * sum after next (local may change as soon as this kernel ends) */
+    for (int c = 0; c < p.n; c++) {
+        p.box[slot + c] = local[c];
+    }
     for (int q = 0; q < p.npes; q++) {
-        if (p.peer_box[q]) {
+        if (q == p.rank) {
+            cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> s(p.sig[q]);
+            s.store(seq, cuda::memory_order_release);
+        } else if (p.peer_box[q]) {
             for (int c = 0; c < p.n; c++) {
                 p.peer_box[q][slot + c] = local[c];
             }
@@ -297,8 +309,8 @@ __global__ void sum_kernel(sum_plan p, const double *local, double *total)
                 p.peer_sig[q][p.rank]);
             s.store(seq, cuda::memory_order_release);
         } else {
-            nvshmem_double_put_signal_nbi(p.box + slot, local, p.n, (uint64_t *)&p.sig[p.rank], seq,
-                                          NVSHMEM_SIGNAL_SET, q);
+            nvshmem_double_put_signal_nbi(p.box + slot, p.box + slot, p.n,
+                                          (uint64_t *)&p.sig[p.rank], seq, NVSHMEM_SIGNAL_SET, q);
         }
     }
     for (int q = 0; q < p.npes; q++) {
@@ -350,11 +362,14 @@ struct nvshmem_transport {
     darray<dswap> swap;
     darray<int> root, dst, eswap, chain_offset, chain, send_list;
     darray<unsigned long long> chunk_deps;
+    darray<int> chunk_begin;
     double *shift;             /* device [HMD_HALO_MAX_SWAPS][3] */
     unsigned int *count;       /* device [HMD_HALO_MAX_SWAPS] */
     unsigned long long *seq;   /* device [1] sums made */
     unsigned long long *epoch; /* device [2] forwards and reverses made */
     unsigned int *blocks_done; /* device [1] */
+    int *counts;               /* device [2] */
+    double *shift_host;        /* pinned [HMD_HALO_MAX_SWAPS][3]: what the shift copy reads */
     double **peer_box;         /* device [npes] */
     unsigned long long **peer_sig_sum;
     long long wait_cycles;
@@ -372,21 +387,18 @@ struct nvshmem_transport {
 long long wait_cycles()
 {
     const char *v = getenv("HMD_NVSHMEM_WAIT_S");
-    const double s = v && atof(v) > 0 ? atof(v) : 20.0;
+    const double s = v && atof(v) > 0 ? atof(v) : 60.0;
     int rate_khz = 0, dev = 0;
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&rate_khz, cudaDevAttrClockRate, dev);
     return (long long)(s * 1e3 * (rate_khz > 0 ? rate_khz : 2000000));
 }
 
-/* A collective, same-size symmetric allocation of n elements of T (all PEs call it). */
+/* A collective, same-size symmetric allocation of n elements of T (all PEs call it). Not
+ * cleared: a peer may write into it as soon as the allocation's barrier is passed. */
 template <typename T> T *sym_alloc(size_t n)
 {
-    T *p = (T *)nvshmem_malloc(std::max<size_t>(n, 1) * sizeof(T));
-    if (p) {
-        cudaMemset(p, 0, std::max<size_t>(n, 1) * sizeof(T));
-    }
-    return p;
+    return (T *)nvshmem_malloc(std::max<size_t>(n, 1) * sizeof(T));
 }
 
 /* The largest of v over the ranks (collective). */
@@ -425,7 +437,7 @@ int reserve_sym(nvshmem_transport *t, double **p, size_t *cap, size_t n)
 
 /* The entries this rank sends, resolved through this rank's own swaps to their roots. */
 struct flat {
-    std::vector<int> root, dst, eswap, chain_offset, chain;
+    std::vector<int> root, dst, eswap, chain_offset, chain, chunk_begin;
     std::vector<unsigned long long> chunk_deps;
 };
 
@@ -508,13 +520,14 @@ int flatten(const hmd_halo_plan *plan, int rank, const std::vector<int> &peer_re
         out.eswap.push_back(en.swap);
         out.chain.insert(out.chain.end(), en.chain.begin(), en.chain.end());
         out.chain_offset.push_back((int)out.chain.size());
-        if (e % CHUNK == 0) {
-            out.chunk_deps.push_back(0);
-        }
-        if (en.level > 0) {
-            out.chunk_deps.back() |= 1ull << (en.level - 1);
+        /* a chunk holds entries of one level only: a chunk waiting for swap d must not hold
+         * entries that others wait for before d can arrive (home entries, earlier levels) */
+        if (e == 0 || (int)e - out.chunk_begin.back() == CHUNK || en.level != all[e - 1].level) {
+            out.chunk_begin.push_back((int)e);
+            out.chunk_deps.push_back(en.level > 0 ? 1ull << (en.level - 1) : 0);
         }
     }
+    out.chunk_begin.push_back((int)all.size());
     return HMD_OK;
 }
 
@@ -583,8 +596,9 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     flat fl;
     rc = flatten(plan, me, peer_recv, fl);
     const std::vector<int> send(plan->send_list, plan->send_list + plan->nsend_total);
-    const void *before[] = {t->swap.p,         t->root.p,  t->dst.p,       t->eswap.p,
-                            t->chain_offset.p, t->chain.p, t->send_list.p, t->chunk_deps.p};
+    const void *before[] = {t->swap.p,      t->root.p,         t->dst.p,
+                            t->eswap.p,     t->chain_offset.p, t->chain.p,
+                            t->send_list.p, t->chunk_deps.p,   t->chunk_begin.p};
     rc = rc ? rc : put(t->swap, sw, t->bytes);
     rc = rc ? rc : put(t->root, fl.root, t->bytes);
     rc = rc ? rc : put(t->dst, fl.dst, t->bytes);
@@ -593,20 +607,22 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     rc = rc ? rc : put(t->chain, fl.chain, t->bytes);
     rc = rc ? rc : put(t->send_list, send, t->bytes);
     rc = rc ? rc : put(t->chunk_deps, fl.chunk_deps, t->bytes);
+    rc = rc ? rc : put(t->chunk_begin, fl.chunk_begin, t->bytes);
     if (rc) {
         return rc;
     }
-    const void *after[] = {t->swap.p,         t->root.p,  t->dst.p,       t->eswap.p,
-                           t->chain_offset.p, t->chain.p, t->send_list.p, t->chunk_deps.p};
-    if (memcmp(before, after, sizeof before)) {
+    const void *after[] = {t->swap.p,      t->root.p,         t->dst.p,
+                           t->eswap.p,     t->chain_offset.p, t->chain.p,
+                           t->send_list.p, t->chunk_deps.p,   t->chunk_begin.p};
+    const int counts[2] = {(int)fl.root.size(), (int)fl.chunk_deps.size()};
+    CHECK(cudaMemcpy(t->counts, counts, sizeof counts, cudaMemcpyHostToDevice));
+    /* the swap count is a kernel argument: a recorded step holds it */
+    if (memcmp(before, after, sizeof before) || plan->nswap != t->dp.nswap) {
         t->generation++;
     }
-    /* the counts go into the kernels' arguments: a new plan is a new graph */
-    t->generation++;
     device_plan &dp = t->dp;
     dp.nswap = plan->nswap;
-    dp.nentry = (int)fl.root.size();
-    dp.nchunk = (int)fl.chunk_deps.size();
+    dp.counts = t->counts;
     dp.swap = t->swap.p;
     dp.root = t->root.p;
     dp.dst = t->dst.p;
@@ -615,6 +631,7 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     dp.chain = t->chain.p;
     dp.send_list = t->send_list.p;
     dp.chunk_deps = t->chunk_deps.p;
+    dp.chunk_begin = t->chunk_begin.p;
     dp.shift = t->shift;
     dp.count = t->count;
     dp.sig_x = t->sig_x;
@@ -640,15 +657,20 @@ int update_shifts(nvshmem_transport *t, const hmd_box *box, cudaStream_t st)
     }
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     CHECK(cudaStreamIsCapturing(st, &capturing));
-    if (capturing != cudaStreamCaptureStatusNone) {
-        return hmd_error_set(HMD_ESOFTWARE, "halo: the cell changed while a step was recorded");
-    }
     std::vector<double> shift(3 * HMD_HALO_MAX_SWAPS, 0.0);
     for (int s = 0; s < t->plan->nswap; s++) {
         hmd_halo_swap_shift(&t->plan->swap[s], box, &shift[3 * s]);
     }
-    CHECK(cudaMemcpyAsync(t->shift, shift.data(), sizeof(double) * shift.size(),
-                          cudaMemcpyHostToDevice, st));
+    if (capturing != cudaStreamCaptureStatusNone) {
+        /* recorded: the copy reads the pinned buffer at every replay (the step synchronised its
+         * stream before recording a step for a new cell: no replay reads it meanwhile) */
+        memcpy(t->shift_host, shift.data(), sizeof(double) * shift.size());
+        CHECK(cudaMemcpyAsync(t->shift, t->shift_host, sizeof(double) * shift.size(),
+                              cudaMemcpyHostToDevice, st));
+    } else { /* from pageable memory: staged before the call returns */
+        CHECK(cudaMemcpyAsync(t->shift, shift.data(), sizeof(double) * shift.size(),
+                              cudaMemcpyHostToDevice, st));
+    }
     memcpy(t->h, box->h, sizeof t->h);
     t->have_shifts = true;
     return HMD_OK;
@@ -666,8 +688,7 @@ int nv_forward(void *self, double *x, const hmd_box *box, void *stream)
     if (rc) {
         return rc;
     }
-    const int blocks = std::max(1, std::min(FORWARD_BLOCKS, t->dp.nchunk));
-    forward_kernel<<<blocks, CHUNK, 0, st>>>(t->dp);
+    forward_kernel<<<FORWARD_BLOCKS, CHUNK, 0, st>>>(t->dp);
     CHECK(cudaGetLastError());
     return HMD_OK;
 }
@@ -715,7 +736,7 @@ int nv_check(void *self)
                          "(swap %d, from rank %d, exchange %lld): another rank stopped or "
                          "hangs (HMD_NVSHMEM_WAIT_S sets the limit)",
                          e.rank,
-                         getenv("HMD_NVSHMEM_WAIT_S") ? atof(getenv("HMD_NVSHMEM_WAIT_S")) : 20.0,
+                         getenv("HMD_NVSHMEM_WAIT_S") ? atof(getenv("HMD_NVSHMEM_WAIT_S")) : 60.0,
                          what[e.what < 0 || e.what > 2 ? 0 : e.what], e.swap,
                          sw ? (e.what == 1 ? sw->to : sw->from) : -1, e.step);
 }
@@ -737,9 +758,11 @@ void nv_destroy(void *self)
         return;
     }
     cudaDeviceSynchronize();
-    void *plain[] = {t->swap.p,  t->root.p,      t->dst.p,        t->eswap.p,  t->chain_offset.p,
-                     t->chain.p, t->send_list.p, t->chunk_deps.p, t->shift,    t->count,
-                     t->seq,     t->epoch,       t->blocks_done,  t->peer_box, t->peer_sig_sum};
+    void *plain[] = {t->swap.p,         t->root.p,      t->dst.p,       t->eswap.p,
+                     t->chain_offset.p, t->chain.p,     t->send_list.p, t->chunk_deps.p,
+                     t->chunk_begin.p,  t->shift,       t->count,       t->seq,
+                     t->epoch,          t->blocks_done, t->counts,      t->peer_box,
+                     t->peer_sig_sum};
     for (void *p : plain) {
         cudaFree(p);
     }
@@ -751,6 +774,7 @@ void nv_destroy(void *self)
         }
     }
     cudaFreeHost(t->err);
+    cudaFreeHost(t->shift_host);
     delete t;
 }
 
@@ -775,8 +799,14 @@ int open_transport(nvshmem_transport *t)
     rc = rc ? rc : dev_alloc(t, &t->seq, 1);
     rc = rc ? rc : dev_alloc(t, &t->epoch, 2);
     rc = rc ? rc : dev_alloc(t, &t->blocks_done, 1);
+    rc = rc ? rc : dev_alloc(t, &t->counts, 2);
     rc = rc ? rc : dev_alloc(t, &t->peer_box, npes);
     rc = rc ? rc : dev_alloc(t, &t->peer_sig_sum, npes);
+    if (!rc && cudaHostAlloc((void **)&t->shift_host, 3 * HMD_HALO_MAX_SWAPS * sizeof(double),
+                             cudaHostAllocDefault) != cudaSuccess) {
+        rc = hmd_error_set(HMD_ENOMEM, "no pinned memory for the halo's shifts");
+    }
+    rc = hmd_comm_agree(rc); /* the symmetric allocations below are collective */
     if (rc) {
         return rc;
     }
@@ -788,6 +818,11 @@ int open_transport(nvshmem_transport *t)
         return hmd_error_set(HMD_ENOMEM, "NVSHMEM: no room on the symmetric heap for the halo's "
                                          "signals (NVSHMEM_SYMMETRIC_SIZE)");
     }
+    /* zero before the barrier below: no rank signals before every rank has cleared */
+    CHECK(cudaMemset(t->sig_x, 0, HMD_HALO_MAX_SWAPS * sizeof(unsigned long long)));
+    CHECK(cudaMemset(t->sig_f, 0, HMD_HALO_MAX_SWAPS * sizeof(unsigned long long)));
+    CHECK(cudaMemset(t->sig_sum, 0, npes * sizeof(unsigned long long)));
+    CHECK(cudaDeviceSynchronize());
     t->bytes += (2 * HMD_HALO_MAX_SWAPS + npes) * sizeof(unsigned long long) +
                 2 * (size_t)npes * HMD_HALO_MAX_SUM * sizeof(double);
     std::vector<double *> box(npes);

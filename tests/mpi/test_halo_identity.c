@@ -1,12 +1,12 @@
 /* The halo test, one body for every transport, run as
  *   mpirun -np P test_halo_identity NX NY NZ [SCALE [TRANSPORT]]
- * (TRANSPORT: host, the default, or a device transport: self on one rank, mpi, nvshmem): on fresh random
- * atoms in a triclinic cell split NX x NY x NZ (scaled by SCALE: below 1, several pulses), every
- * ghost must be a true image of the atom it names, carry a value that encodes its origin (global id
- * and owner rank) through the forward halo, every image within the cut-off of a subdomain must be
- * present exactly once, and the reverse halo must return to each owner exactly one
- * contribution per ghost copy. Also checks that migration conserves the set of global ids.
- * Exit code 0 on success on every rank, 77 (skipped) for a device transport without a GPU. */
+ * (TRANSPORT: host, the default, or a device transport: self on one rank, mpi, nvshmem): on fresh
+ * random atoms in a triclinic cell split NX x NY x NZ (scaled by SCALE: below 1, several pulses),
+ * every ghost must be a true image of the atom it names, carry a value that encodes its origin
+ * (global id and owner rank) through the forward halo, every image within the cut-off of a
+ * subdomain must be present exactly once, and the reverse halo must return to each owner exactly
+ * one contribution per ghost copy. Also checks that migration conserves the set of global ids. Exit
+ * code 0 on success on every rank, 77 (skipped) for a device transport without a GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +143,10 @@ static int forward(struct under_test *u, struct hmd_atoms *a, const struct hmd_b
     const unsigned x = HMD_FIELD_BIT(HMD_FIELD_X);
     const struct hmd_cuda_atoms d = hmd_cuda_state_atoms(u->state);
     int rc = hmd_cuda_state_upload(u->state, a, x);
+    /* uploaded everywhere before any rank's forward: a GPU-initiated one stores into peers'
+     * ghosts (the MD step orders this by its chain of halo exchanges; the test by a barrier) */
+    rc = rc ? rc : hmd_cuda_state_download(u->state, a, x);
+    hmd_comm_barrier();
     rc = rc ? rc : hmd_halo_transport_forward(&u->t, d.x, box, d.stream);
     return rc ? rc : hmd_cuda_state_download_all(u->state, a, x);
 }

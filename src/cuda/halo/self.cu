@@ -29,7 +29,8 @@ struct self_transport {
     int *counts;                                             /* [2] nlocal, nghost (device) */
     int *root, *chain_offset, *chain, *child_offset, *child; /* device */
     double *shift;                                           /* [HMD_HALO_MAX_SWAPS][3] (device) */
-    double h[3][3];                                          /* the cell the shifts were made for */
+    double *shift_host; /* pinned [HMD_HALO_MAX_SWAPS][3]: what a recorded shift copy reads */
+    double h[3][3];     /* the cell the shifts were made for */
     bool have_shifts;
     size_t bytes;
     unsigned long generation;
@@ -134,16 +135,20 @@ int update_shifts(self_transport *t, const hmd_box *box, cudaStream_t st)
     }
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     HMD_CUDA_CHECK(cudaStreamIsCapturing(st, &capturing));
-    if (capturing != cudaStreamCaptureStatusNone) {
-        return hmd_error_set(HMD_ESOFTWARE, "halo: the cell changed while a step was recorded");
-    }
     std::vector<double> shift(3 * HMD_HALO_MAX_SWAPS, 0.0);
     for (int s = 0; s < t->plan->nswap; s++) {
         hmd_halo_swap_shift(&t->plan->swap[s], box, &shift[3 * s]);
     }
-    /* from pageable memory: staged before the call returns, so `shift` may go */
-    HMD_CUDA_CHECK(cudaMemcpyAsync(t->shift, shift.data(), sizeof(double) * shift.size(),
-                                   cudaMemcpyHostToDevice, st));
+    if (capturing != cudaStreamCaptureStatusNone) {
+        /* recorded: the copy reads the pinned buffer at every replay (the step synchronised its
+         * stream before recording a step for a new cell: no replay reads it meanwhile) */
+        memcpy(t->shift_host, shift.data(), sizeof(double) * shift.size());
+        HMD_CUDA_CHECK(cudaMemcpyAsync(t->shift, t->shift_host, sizeof(double) * shift.size(),
+                                       cudaMemcpyHostToDevice, st));
+    } else { /* from pageable memory: staged before the call returns, so `shift` may go */
+        HMD_CUDA_CHECK(cudaMemcpyAsync(t->shift, shift.data(), sizeof(double) * shift.size(),
+                                       cudaMemcpyHostToDevice, st));
+    }
     memcpy(t->h, box->h, sizeof t->h);
     t->have_shifts = true;
     return HMD_OK;
@@ -242,6 +247,7 @@ void self_destroy(void *self)
         for (void *p : arrays) {
             cudaFree(p);
         }
+        cudaFreeHost(t->shift_host);
         delete t;
     }
 }
@@ -272,6 +278,8 @@ extern "C" int hmd_cuda_halo_open_self(struct hmd_halo_transport *out)
     out->self = t;
     if (cudaMalloc((void **)&t->counts, 2 * sizeof(int)) != cudaSuccess ||
         cudaMalloc((void **)&t->shift, 3 * HMD_HALO_MAX_SWAPS * sizeof(double)) != cudaSuccess ||
+        cudaHostAlloc((void **)&t->shift_host, 3 * HMD_HALO_MAX_SWAPS * sizeof(double),
+                      cudaHostAllocDefault) != cudaSuccess ||
         cudaMemset(t->counts, 0, 2 * sizeof(int)) != cudaSuccess) {
         cudaGetLastError();
         hmd_halo_transport_close(out);

@@ -673,7 +673,10 @@ extern "C" int hmd_cuda_md_step(struct hmd_cuda_md *md, const struct hmd_box *bo
 {
     if (memcmp(md->box.h, box->h, sizeof md->box.h)) {
         md->box = *box;
-        drop_graph(md); /* the halo records its shifts for the cell it was given */
+        /* the halo records its shifts for the cell it was given, from a buffer the queued steps
+         * may still read: they finish first */
+        HMD_CUDA_CHECK(cudaStreamSynchronize(stream_of(md)));
+        drop_graph(md);
     }
     if (md->schedule.empty() || md->graph_key != graph_key(md)) {
         int rc = make_graph(md);
