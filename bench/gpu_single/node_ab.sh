@@ -4,7 +4,7 @@
 # calls (about 2%). Two steps:
 #   on the build machine:  bash bench/gpu_single/node_ab.sh prepare REV
 #       writes ab_base/REV and ab_base/base.patch, the difference from REV to the working tree's
-#       tracked sources (no test data, examples or docs): a few kB that travel with the working
+#       tracked sources (no test data, fuzz corpora, examples or docs: binary files do not patch): a few kB that travel with the working
 #       tree, which is near the device's size limit (remove ab_base/ afterwards);
 #   on the node (carrying .gpudeps/usr):  bash bench/gpu_single/node_ab.sh run
 #       builds both (build-gpu/ and ab_base/tree/build-gpu/), runs every case with each, and writes
@@ -24,7 +24,7 @@ case ${1:-} in
   prepare)
     rev=${2:?usage: node_ab.sh prepare REV}
     rm -rf ab_base && mkdir ab_base
-    git diff --no-renames "$rev" -- . ':!tests/data' ':!examples' ':!docs' ':!bench/results' \
+    git diff --no-renames "$rev" -- . ':!tests/data' ':!tests/fuzz' ':!examples' ':!docs' ':!bench/results' \
       > ab_base/base.patch
     git rev-parse --short "$rev" > ab_base/REV
     echo "ab_base/: $(cat ab_base/REV)"
