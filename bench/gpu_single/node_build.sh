@@ -16,6 +16,7 @@ export LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=$R
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DHALOMD_MPI=${HALOMD_MPI:-AUTO} -DHALOMD_NETCDF=OFF \
-      -DHALOMD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=$R/usr > build-gpu.log
+      -DHALOMD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=$R/usr \
+      -DPython3_EXECUTABLE="$(command -v python3)" > build-gpu.log
 cmake --build build-gpu -j "${JOBS:-$(nproc)}" >> build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
 echo "built: $(build-gpu/halomd -version | tr '\n' ' ')"

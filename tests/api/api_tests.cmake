@@ -9,7 +9,7 @@ add_test(NAME python.api COMMAND /usr/bin/python3 -m pytest -q -p no:cacheprovid
          ${CMAKE_CURRENT_SOURCE_DIR}/api/test_api.py)
 set_tests_properties(python.api PROPERTIES LABELS python ENVIRONMENT "${HMD_API_ENV}")
 if(HMD_HAVE_CUDA)
-  add_test(NAME python.api_gpu COMMAND /usr/bin/python3
+  add_test(NAME python.api_gpu COMMAND ${Python3_EXECUTABLE}
            ${CMAKE_CURRENT_SOURCE_DIR}/api/check_api_gpu.py)
   set_tests_properties(python.api_gpu PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
                        ENVIRONMENT "${HMD_API_ENV}")

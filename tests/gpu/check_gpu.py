@@ -211,7 +211,8 @@ def mixed(halomd, data, work):
 
 
 def water_xyz(path, rng, nside, cell):
-    """O on a jittered grid of the (triclinic) cell, two H about 1 Å from each O."""
+    """O on a jittered grid of the (triclinic) cell, two H about 1 Å from each O, every H at
+    least 0.5 Å from the atoms placed before it (halomd refuses overlapping atoms)."""
     lines = []
     for m in range(nside ** 3):
         s = [((m // nside ** k) % nside + 0.5 + 0.3 * (rng.random() - 0.5)) / nside
@@ -219,9 +220,13 @@ def water_xyz(path, rng, nside, cell):
         o = [sum(s[k] * cell[k][d] for k in range(3)) for d in range(3)]
         lines.append(("O", o))
         for _ in range(2):
-            u = [rng.gauss(0, 1) for _ in range(3)]
-            n = sum(v * v for v in u) ** 0.5
-            lines.append(("H", [o[d] + 0.98 * u[d] / n for d in range(3)]))
+            while True:
+                u = [rng.gauss(0, 1) for _ in range(3)]
+                n = sum(v * v for v in u) ** 0.5
+                h = [o[d] + 0.98 * u[d] / n for d in range(3)]
+                if all(sum((h[d] - p[d]) ** 2 for d in range(3)) >= 0.25 for _, p in lines):
+                    break
+            lines.append(("H", h))
     lattice = " ".join(f"{v:.10f}" for row in cell for v in row)
     with open(path, "w") as f:
         f.write(f"{len(lines)}\nLattice=\"{lattice}\" Properties=species:S:1:pos:R:3 pbc=\"T T T\"\n")

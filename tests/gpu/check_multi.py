@@ -33,13 +33,13 @@ def check(cond, msg):
     return cond
 
 
-def run(mpiexec, halomd, n, name, model, conf, sets, work, nsteps, transport):
+def run(mpiexec, halomd, n, name, model, conf, sets, work, nsteps, transport, mps=False):
     cmd = [mpiexec] + MPI_FLAGS + ["-np", str(n), halomd, "run", "-backend", "cuda", "-deffnm",
                                    name, "-m", model, "-c", conf, "-nsteps", str(nsteps),
                                    "-set", f"halo-transport={transport}"]
     for kv in sets:
         cmd += ["-set", kv]
-    if transport == "nvshmem":  # several PEs on one GPU: under an MPS server of its own
+    if transport == "nvshmem" or mps:  # several PEs on one GPU: under an MPS server of its own
         cmd = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "with_mps.sh"),
                str(n)] + cmd
     res = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=ENV)
@@ -130,12 +130,20 @@ def transports(mpiexec, halomd, data, work, transport):
             [(4, "mpi"), (4, "mpi")] + ([(4, "nvshmem")] if nvshmem else []):
         k = sum(1 for key in runs if key[:2] == (n, tr))
         tag = f"tr_{n}_{tr}_{k}"
-        run(mpiexec, halomd, n, tag, model, conf, sets, work, 40, tr)
+        # every run under MPS: the same share of the GPU for each (cuBLAS picks its kernels,
+        # and so its order of additions, by the SMs a process may use)
+        run(mpiexec, halomd, n, tag, model, conf, sets, work, 40, tr, mps=True)
         runs[(n, tr, k)] = files(work, tag)
     for n in (1, 4):
         keys = [key for key in runs if key[0] == n]
         for key in keys[1:]:
             same = runs[key] == runs[keys[0]]
+            if not same:  # how far apart: the largest relative difference of the energies
+                a = list(csv.DictReader(runs[key][0].decode().splitlines()))
+                b = list(csv.DictReader(runs[keys[0]][0].decode().splitlines()))
+                worst = max((rel([float(v) for v in ra.values()], [float(v) for v in rb.values()])
+                             for ra, rb in zip(a, b)), default=0.0)
+                print(f"     largest relative difference of an energy row: {worst:.1e}")
             ok &= check(same, f"{n} rank(s): {key[1]} run {key[2]} "
                               f"{'identical to' if same else 'differs from'} "
                               f"{keys[0][1]} run {keys[0][2]} (energy file and trajectory)")
