@@ -388,6 +388,10 @@ void md_finish(struct md *md, double wall)
     double counts_max[2] = {md->sys.atoms.nlocal, md->sys.atoms.nghost};
     hmd_comm_sum(counts_sum, 2);
     hmd_comm_max(counts_max, 2);
+    /* GPU memory: all ranks together, and the rank that holds the most */
+    double device_sum = (double)hmd_device_run_bytes(&md->gpu, &md->fs), device_max = device_sum;
+    hmd_comm_sum(&device_sum, 1);
+    hmd_comm_max(&device_max, 1);
     struct hmd_perf perf = {
         .natoms = md->sys.natoms,
         .nsteps = md->step - md->first_step,
@@ -414,7 +418,8 @@ void md_finish(struct md *md, double wall)
         .ghost_avg = counts_sum[1] / md->sys.dd.nranks,
         .ghost_max = counts_max[1],
         .backend = md->backend,
-        .device_bytes = (double)hmd_device_run_bytes(&md->gpu, &md->fs),
+        .device_bytes = device_sum,
+        .device_bytes_rank_max = device_max,
     };
     for (int p = 0; p < HMD_TIMER_NPHASES; p++) {
         perf.phase_min[p] = -mn[p];

@@ -94,6 +94,10 @@ void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_t
                 "Force is the device's time for the steps, integration, halo and the Deep "
                 "Potential; Neighbour list is the list steps' own work)\n",
                 perf->device_bytes / 1048576.0, perf->device_bytes / perf->natoms);
+        if (perf->nranks > 1) {
+            fprintf(out, "GPU memory of the rank that holds the most: %.1f MiB\n",
+                    perf->device_bytes_rank_max / 1048576.0);
+        }
     }
     fprintf(out, "\n%-16s %12s %12s %12s %10s %8s\n", "Section", "min (s)", "avg (s)", "max (s)",
             "calls", "%total");
@@ -228,9 +232,11 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
                                   (json_int_t)perf->sel_first_step, "max_left_out",
                                   (json_int_t)perf->sel_max_dropped));
     json_object_set_new(root, "backend",
-                        json_pack("{s:s, s:f, s:f}", "name", perf->backend ? perf->backend : "",
-                                  "device_bytes", perf->device_bytes, "device_bytes_per_atom",
-                                  perf->natoms > 0 ? perf->device_bytes / perf->natoms : 0.0));
+                        json_pack("{s:s, s:f, s:f, s:f}", "name",
+                                  perf->backend ? perf->backend : "", "device_bytes",
+                                  perf->device_bytes, "device_bytes_per_atom",
+                                  perf->natoms > 0 ? perf->device_bytes / perf->natoms : 0.0,
+                                  "device_bytes_rank_max", perf->device_bytes_rank_max));
     const int rc = hmd_json_write_file(path, root, JSON_INDENT(2) | JSON_REAL_PRECISION(12), note,
                                        sizeof note);
     json_decref(root);

@@ -42,18 +42,19 @@ struct hmd_perf {
     double phase_avg[HMD_TIMER_NPHASES];
     double phase_max[HMD_TIMER_NPHASES];
     int nranks;
-    int grid[3];                 /* domain grid */
-    bool replicated;             /* dd-mode = replicated */
-    long dlb_intervals;          /* load-balancing intervals measured */
-    long dlb_moves;              /* times the boundaries moved */
-    double imbalance_avg;        /* force-time imbalance max/avg - 1, mean over intervals */
-    double imbalance_max;        /* ... largest */
-    double imbalance_last;       /* ... of the last interval */
-    double imbalance_lost;       /* seconds lost waiting for the slowest rank (force time) */
-    double home_avg, home_max;   /* home atoms per rank at the end */
-    double ghost_avg, ghost_max; /* ghost atoms per rank at the end */
-    const char *backend;         /* as the log names it */
-    double device_bytes;         /* GPU memory the run holds (bytes; 0 on the CPU backend) */
+    int grid[3];                  /* domain grid */
+    bool replicated;              /* dd-mode = replicated */
+    long dlb_intervals;           /* load-balancing intervals measured */
+    long dlb_moves;               /* times the boundaries moved */
+    double imbalance_avg;         /* force-time imbalance max/avg - 1, mean over intervals */
+    double imbalance_max;         /* ... largest */
+    double imbalance_last;        /* ... of the last interval */
+    double imbalance_lost;        /* seconds lost waiting for the slowest rank (force time) */
+    double home_avg, home_max;    /* home atoms per rank at the end */
+    double ghost_avg, ghost_max;  /* ghost atoms per rank at the end */
+    const char *backend;          /* as the log names it */
+    double device_bytes;          /* GPU memory the run holds, all ranks (bytes; 0 on the CPU) */
+    double device_bytes_rank_max; /* ... on the rank that holds the most */
     /* neighbours within rcut beyond sel (left out of the descriptors, hmd_forces.dropped) */
     bool sel_every_step;    /* counted at every evaluation (CPU); else at output steps (GPU) */
     int64_t sel_steps;      /* force evaluations that left some out */
