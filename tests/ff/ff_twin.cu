@@ -265,7 +265,12 @@ int rank_eval(hmd_force_provider *p, bool dev, const ff_rank &r, int ncentre, co
     CUDA_OK(cudaStreamSynchronize(stream));
     CUDA_OK(cudaMemcpy(f, df, sizeof(double) * 3 * nall, cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(ev, dev_ev, sizeof(double) * HMD_FORCE_NEV, cudaMemcpyDeviceToHost));
-    CUDA_OK(cudaMemcpy(terms, dterms, sizeof(double) * nterms, cudaMemcpyDeviceToHost));
+    /* added, as the host provider adds: the caller sums the terms over subdomains */
+    double mine[HMD_FORCE_MAX_TERMS];
+    CUDA_OK(cudaMemcpy(mine, dterms, sizeof(double) * nterms, cudaMemcpyDeviceToHost));
+    for (int t = 0; t < nterms; t++) {
+        terms[t] += mine[t];
+    }
     CUDA_OK(cudaMemcpy(ae, dae, sizeof(double) * ncentre, cudaMemcpyDeviceToHost));
     for (void *q :
          {(void *)dx, (void *)did, (void *)df, (void *)dev_ev, (void *)dterms, (void *)dae}) {
