@@ -123,7 +123,9 @@ static int open_outputs_root(struct md *md)
         return hmd_error_set(HMD_EIO, "cannot write %s", path);
     }
     md_output_path(md, ".energy.csv", path, sizeof path);
-    rc = hmd_energy_csv_open(path, &md->out.csv, note, sizeof note);
+    /* a classical force field's terms as columns (a Deep Potential alone has one: pe_eV) */
+    const int nterms = md->has_top ? md->fs.term_offset[md->fs.nprovider] : 0;
+    rc = hmd_energy_csv_open_terms(path, nterms, md->fs.term_name, &md->out.csv, note, sizeof note);
     if (rc) {
         return rc;
     }
@@ -355,11 +357,15 @@ int md_write_outputs(struct md *md)
     hmd_timer_start(&md->timers, HMD_TIMER_OUTPUT);
     if (md->out.log && (md_every(md->step, md->p.nstlog) || last)) {
         hmd_report_thermo_line(md->out.log, &md->last);
+        if (md->has_top) {
+            hmd_report_terms(md->out.log, md->fs.term_offset[md->fs.nprovider], md->fs.term_name,
+                             md->fs.terms, md->last.pe, md->last.press);
+        }
     }
     if (md->out.csv && (md_every(md->step, md->p.nstenergy) || last)) {
         const struct hmd_thermo *t = &md->last;
-        struct hmd_energy_row row = {t->step, t->time,      t->temp,  t->pe, t->ke,
-                                     t->etot, t->conserved, t->press, t->vol};
+        struct hmd_energy_row row = {t->step, t->time,      t->temp,  t->pe,  t->ke,
+                                     t->etot, t->conserved, t->press, t->vol, md->fs.terms};
         rc = hmd_energy_csv_write(md->out.csv, &row);
     }
     rc = hmd_comm_agree(rc);
