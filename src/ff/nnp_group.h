@@ -2,7 +2,9 @@
  *
  * The parameter's value is one of
  *   resname NAME [NAME ...]    every atom of residues with these names (the topology's [ atoms ])
- *   resid A[-B] [C[-D] ...]    every atom of these residue numbers (the topology's, 1-based)
+ *   resid A[-B] [C[-D] ...]    every atom of these residues, numbered 1, 2, ... through the
+ *                              whole system in topology order (as the .gro file of grompp or
+ *                              editconf numbers them; not the per-molecule resnr of [ atoms ])
  *   NAME                       the index group NAME of the -n file (gmx make_ndx's groups)
  */
 #ifndef HMD_FF_NNP_GROUP_H
