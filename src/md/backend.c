@@ -171,5 +171,5 @@ void hmd_backend_close_halo(void)
 
 const char *hmd_backend_list(void)
 {
-    return HMD_HAVE_CUDA ? "cpu, cuda (se_e2_a, DPA-1)" : "cpu";
+    return HMD_HAVE_CUDA ? "cpu, cuda (se_e2_a, DPA-1, classical)" : "cpu";
 }

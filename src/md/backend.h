@@ -62,7 +62,7 @@ int hmd_backend_open_halo(const char *name, struct hmd_backend_halo *h, char *wh
  * its heap are gone. Collective; fine when nothing was started. */
 void hmd_backend_close_halo(void);
 
-/* The backends this build has, for -version ("cpu, cuda (se_e2_a, DPA-1)"). */
+/* The backends this build has, for -version ("cpu, cuda (se_e2_a, DPA-1, classical)"). */
 const char *hmd_backend_list(void);
 
 #endif /* HMD_MD_BACKEND_H */

@@ -7,6 +7,8 @@ Usage: check_classical.py TEST HALOMD REPO WORKDIR [MPIEXEC]
                  golden's tolerance; NVE: the conserved energy's fluctuation per atom stays within
                  a bound, and halving dt cuts it about 4x (forces consistent with the energy).
   protein_step0  the 15,668-atom protein (examples/protein): step 0's terms against its golden.
+  gpu_water      backend = cuda: step 0 within 1e-12 of the CPU and the golden, NVE bound (label
+                 gpu; exit 77, skipped, without a device or CUDA).
   water_dd       water_nve's first steps under mpirun -np 2: the same energies as one rank.
   hybrid_water   nnp-group = resid 1-5 with the water model: the CSV has the DP's column and the
                  classical terms, pe is their sum, the conserved energy stays bounded over 20
@@ -29,9 +31,9 @@ def golden(repo, name):
         return json.load(f)
 
 
-def run(halomd, workdir, name, args, mpiexec=None, nranks=1):
+def run(halomd, workdir, name, args, mpiexec=None, nranks=1, backend="cpu"):
     os.makedirs(workdir, exist_ok=True)
-    cmd = [halomd, "run", "-backend", "cpu", "-deffnm", name] + args
+    cmd = [halomd, "run", "-backend", backend, "-deffnm", name] + args
     if mpiexec:
         cmd = [mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", str(nranks)] + cmd
     env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -130,13 +132,41 @@ def hybrid_water(halomd, repo, workdir):
         raise SystemExit(f"conserved energy fluctuates {f:.3g} eV/atom > 1e-4")
 
 
+def gpu_water(halomd, repo, workdir):
+    """backend = cuda (the device provider in the device step) against the CPU: step 0's terms
+    within 1e-12 of each other and of gmx_d's golden, and the NVE run within the bound."""
+    probe = subprocess.run([halomd, "-version"], capture_output=True, text=True)
+    if "cuda" not in probe.stdout.split("backends:")[-1]:
+        print("skipped: this build has no CUDA backend")
+        sys.exit(77)
+    g = golden(repo, "water_192_ref")
+    args = golden_args(repo, g) + ["-set", "tcoupl=no", "-set", "gen-vel=no", "-set",
+                                   "dt=0.0005", "-set", "nsteps=1000", "-set", "nstenergy=10"]
+    try:
+        gpu = run(halomd, workdir, "gpu", args, backend="cuda")
+    except SystemExit as e:
+        if "device" in str(e) or "GPU" in str(e):
+            print(f"skipped: {e}")
+            sys.exit(77)
+        raise
+    cpu = run(halomd, workdir, "cpu", args)
+    check_step0(gpu[0], g)
+    for key in gpu[0]:
+        if abs(gpu[0][key] - cpu[0][key]) > 1e-12 * max(1.0, abs(cpu[0][key])):
+            raise SystemExit(f"step 0 {key}: GPU {gpu[0][key]!r}, CPU {cpu[0][key]!r}")
+    f = fluctuation(gpu, 192)
+    print(f"GPU equals CPU at step 0; NVE conserved-energy std {f:.3e} eV/atom")
+    if f > 5e-5:
+        raise SystemExit(f"conserved energy fluctuates {f:.3g} eV/atom > 5e-5")
+
+
 def main():
     test, halomd, repo, workdir = sys.argv[1:5]
     if test == "water_dd":
         water_dd(halomd, repo, workdir, sys.argv[5])
     else:
-        {"water_nve": water_nve, "protein_step0": protein_step0,
-         "hybrid_water": hybrid_water}[test](halomd, repo, workdir)
+        {"water_nve": water_nve, "protein_step0": protein_step0, "hybrid_water": hybrid_water,
+         "gpu_water": gpu_water}[test](halomd, repo, workdir)
 
 
 if __name__ == "__main__":

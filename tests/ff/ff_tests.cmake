@@ -24,4 +24,10 @@ if(HMD_HAVE_MPI AND MPIEXEC_EXECUTABLE)
             ${MPIEXEC_EXECUTABLE})
   set_tests_properties(mpi.ff_water_dd PROPERTIES LABELS mpi)
 endif()
+if(HMD_HAVE_CUDA)
+  add_test(NAME gpu.ff_run
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/ff/check_classical.py gpu_water
+            $<TARGET_FILE:halomd> ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/ff/gpu_water)
+  set_tests_properties(gpu.ff_run PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+endif()
 include(${CMAKE_CURRENT_SOURCE_DIR}/ff/ff_cli_tests.cmake)
