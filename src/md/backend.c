@@ -102,6 +102,7 @@ int hmd_backend_setup(struct hmd_forces *fs, const struct hmd_backend_request *r
         char why[1024];
         snprintf(why, sizeof why, "%s", hmd_error_msg());
         hmd_error_clear();
+        hmd_forces_drop_providers(fs); /* a device provider may have come before the failure */
         if (mixed) {
             return mixed_needs_gpu(why);
         }

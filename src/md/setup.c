@@ -47,6 +47,13 @@ static int read_parameters(struct md *md)
                              "-p topol.top (a GROMACS topology), or both (nnp-group)",
                              opt->mdp ? opt->mdp : "the parameter file");
     }
+    if (md->has_model && md->has_top && !md->p.nnp_group[0]) {
+        return hmd_error_set(HMD_EUSAGE,
+                             "both a model (%s) and a topology (-p %s) but no nnp-group: set "
+                             "nnp-group to the atoms the model treats (hybrid ML/MM), or drop "
+                             "one of them",
+                             model, opt->top);
+    }
     if (md->p.nnp_group[0] && !(md->has_model && md->has_top)) {
         return hmd_error_set(HMD_EUSAGE,
                              "nnp-group = %s needs both -m model.dp (the group's "

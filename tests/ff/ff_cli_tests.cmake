@@ -27,3 +27,5 @@ halomd_cli_test(NAME ff_group_index_missing EXIT 66 MATCH "cannot open the index
 halomd_cli_test(NAME ff_group_empty EXIT 78 MATCH "nnp-group = resname NA .-set. selects no atom"
   ARGS run -c ${FFW}/water_192.gro -p ${FFW}/water_192.top -m ${FFW}/water.dp ${FFSET}
   "-set" "nnp-group=resname NA")
+halomd_cli_test(NAME ff_model_and_top_need_group EXIT 64 MATCH "no nnp-group: set nnp-group"
+  ARGS run -c ${FFW}/water_192.gro -p ${FFW}/water_192.top -m ${FFW}/water.dp ${FFSET})
