@@ -58,6 +58,23 @@ static int add_device_provider(struct hmd_forces *fs, const struct hmd_backend_r
     return rc ? rc : hmd_forces_add_provider(fs, p);
 }
 
+/* Hybrid ML/MM with the GPU: the Deep Potential on the device behind the host adapter and
+ * ff/subset (the nnp-group's atoms are picked on the host at every step), the classical force
+ * field on the host, so the step stays on the host. */
+static int setup_cuda_hybrid(struct hmd_forces *fs, const struct hmd_backend_request *req)
+{
+    struct hmd_force_provider dev = {0}, host = {0}, dp = {0}, mm = {0};
+    int rc = hmd_cuda_dp_provider_create(&dev, req->model, fs->skin,
+                                         req->precision == HMD_PRECISION_MIXED);
+    rc = rc ? rc : hmd_cuda_offload_create(&host, dev);
+    rc = rc ? rc
+            : hmd_ff_subset_create(&dp, host, req->ff->nnp_group, req->top->natoms,
+                                   req->group_type0);
+    rc = rc ? rc : hmd_forces_add_provider(fs, dp);
+    rc = rc ? rc : hmd_ff_classical_create(&mm, req->top, req->ff);
+    return rc ? rc : hmd_forces_add_provider(fs, mm);
+}
+
 /* The GPU of this rank (by its rank on the node), then the providers: on the device for a
  * resident run, behind the host adapter for single points and for the replicated scheme (its
  * halo is the host's all-gather every step: the baseline as arXiv 2604.07276 runs it). */
@@ -65,8 +82,7 @@ static int setup_cuda(struct hmd_forces *fs, const struct hmd_backend_request *r
 {
     int rc = hmd_cuda_select_device(hmd_comm_local_rank(), NULL, NULL);
     if (!rc && req->top && req->ff->nnp_group) {
-        rc = hmd_error_set(HMD_ENOTSUP, "nnp-group (hybrid ML/MM) runs on backend = cpu only "
-                                        "for now");
+        return setup_cuda_hybrid(fs, req);
     }
     double cutoff = req->top ? fmax(req->ff->rcoulomb, req->ff->rvdw) : 0.0;
     if (!rc && req->model) {

@@ -6,7 +6,8 @@
  *         (cuda/cuda_api.h, cuda/ff/classical.h) and the step kept on the device
  *         (md/step_device.h) for a run; for single points (eval) the same providers behind a
  *         host adapter that moves the atoms to the device and the results back. Hybrid ML/MM
- *         is not on the GPU yet (HMD_ENOTSUP).
+ *         runs the Deep Potential on the device behind that adapter and ff/subset, the
+ *         classical force field on the host, and the step on the host.
  */
 #ifndef HMD_MD_BACKEND_H
 #define HMD_MD_BACKEND_H

@@ -9,6 +9,8 @@ Usage: check_classical.py TEST HALOMD REPO WORKDIR [MPIEXEC]
   protein_step0  the 15,668-atom protein (examples/protein): step 0's terms against its golden.
   gpu_water      backend = cuda: step 0 within 1e-12 of the CPU and the golden, NVE bound (label
                  gpu; exit 77, skipped, without a device or CUDA).
+  gpu_hybrid     hybrid_water with backend = cuda (the DP on the device) against the CPU within
+                 1e-10 (label gpu; skipped without a device or CUDA).
   water_dd       water_nve's first steps under mpirun -np 2: the same energies as one rank.
   hybrid_water   nnp-group = resid 1-5 with the water model: the CSV has the DP's column and the
                  classical terms, pe is their sum, the conserved energy stays bounded over 20
@@ -160,13 +162,39 @@ def gpu_water(halomd, repo, workdir):
         raise SystemExit(f"conserved energy fluctuates {f:.3g} eV/atom > 5e-5")
 
 
+def gpu_hybrid(halomd, repo, workdir):
+    """Hybrid ML/MM with backend = cuda (the DP on the device, the rest on the host) against the
+    CPU: every column within 1e-10 over 20 steps."""
+    probe = subprocess.run([halomd, "-version"], capture_output=True, text=True)
+    if "cuda" not in probe.stdout.split("backends:")[-1]:
+        print("skipped: this build has no CUDA backend")
+        sys.exit(77)
+    g = golden(repo, "water_192_ref")
+    args = golden_args(repo, g) + ["-m", os.path.join(repo, "examples/water/water.dp"),
+                                   "-set", "nnp-group=resid 1-5", "-set", "tcoupl=no",
+                                   "-set", "nsteps=20", "-set", "nstenergy=5"]
+    try:
+        gpu = run(halomd, workdir, "gpu", args, backend="cuda")
+    except SystemExit as e:
+        if "device" in str(e) or "GPU" in str(e):
+            print(f"skipped: {e}")
+            sys.exit(77)
+        raise
+    cpu = run(halomd, workdir, "cpu", args)
+    for r1, r2 in zip(cpu, gpu):
+        for key in r1:
+            if abs(r1[key] - r2[key]) > 1e-10 * max(1.0, abs(r1[key])):
+                raise SystemExit(f"step {r1['step']:.0f} {key}: CPU {r1[key]!r}, GPU {r2[key]!r}")
+    print(f"hybrid on the GPU equals the CPU over {len(cpu)} energy steps")
+
+
 def main():
     test, halomd, repo, workdir = sys.argv[1:5]
     if test == "water_dd":
         water_dd(halomd, repo, workdir, sys.argv[5])
     else:
         {"water_nve": water_nve, "protein_step0": protein_step0, "hybrid_water": hybrid_water,
-         "gpu_water": gpu_water}[test](halomd, repo, workdir)
+         "gpu_water": gpu_water, "gpu_hybrid": gpu_hybrid}[test](halomd, repo, workdir)
 
 
 if __name__ == "__main__":

@@ -29,5 +29,9 @@ if(HMD_HAVE_CUDA)
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/ff/check_classical.py gpu_water
             $<TARGET_FILE:halomd> ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/ff/gpu_water)
   set_tests_properties(gpu.ff_run PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  add_test(NAME gpu.ff_hybrid
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/ff/check_classical.py gpu_hybrid
+            $<TARGET_FILE:halomd> ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/ff/gpu_hybrid)
+  set_tests_properties(gpu.ff_hybrid PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
 endif()
 include(${CMAKE_CURRENT_SOURCE_DIR}/ff/ff_cli_tests.cmake)
