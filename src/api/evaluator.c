@@ -63,7 +63,7 @@ int hmd_evaluator_eval(struct hmd_evaluator *ev, const struct hmd_frame *frame, 
     memset(res, 0, sizeof *res);
     hmd_system_free(&ev->sys);
     struct hmd_system *sys = &ev->sys;
-    int rc = hmd_system_load(sys, frame, path, &ev->model, ev->dd, ev->params.rlist);
+    int rc = hmd_system_load(sys, frame, path, &ev->model, NULL, ev->dd, ev->params.rlist);
     if (!rc) {
         hmd_forces_set_system(&ev->fs, &sys->dd, sys->natoms, sys->type0);
         rc = hmd_forces_rebuild(&ev->fs, &sys->atoms, &sys->box);

@@ -26,7 +26,7 @@
 enum { MAX_SET = 64, MAX_MODELS = 16 };
 
 struct cli {
-    const char *mdp, *conf, *model, *deffnm, *out, *backend, *cpi, *data;
+    const char *mdp, *conf, *model, *deffnm, *out, *backend, *cpi, *data, *top, *index;
     const char *models[MAX_MODELS]; /* -m a.dp [b.dp ...]; model is models[0] */
     int nmodels;
     int dd[3];
@@ -43,6 +43,9 @@ static const char usage_text[] =
     "  run    molecular dynamics\n"
     "           halomd run -f md.mdp -c conf -m model.dp [-deffnm md] [-nsteps N] [-v]\n"
     "                      [-set key=value]... [-cpi md.cpt]\n"
+    "           halomd run -f md.mdp -c conf.gro -p topol.top        classical force field\n"
+    "           halomd run -f md.mdp -c conf.gro -p topol.top -m model.dp [-n index.ndx]\n"
+    "                  hybrid ML/MM: the model on nnp-group, the topology on the rest\n"
     "  eval   single-point energy, forces and virial of every frame (like dp test)\n"
     "           halomd eval -m model.dp -c conf [-o out.json] [-f params] [-set key=value]...\n"
     "           halomd eval -m model.dp -s data [-o errors.json]   errors against DeePMD-kit\n"
@@ -58,6 +61,9 @@ static const char usage_text[] =
     "  -c FILE        structure: .gro, .pdb, .xyz (extended XYZ), LAMMPS data\n"
     "  -m FILE...     DeePMD-kit model (.dp, from `dp convert-backend model.pth model.dp`);\n"
     "                 eval: several models give their model deviation\n"
+    "  -p FILE        run: GROMACS topology (.top with its #includes): the classical force\n"
+    "                 field (-m optional); with -m and nnp-group, hybrid ML/MM\n"
+    "  -n FILE        run: GROMACS index file (.ndx) whose group nnp-group names\n"
     "  -s DIR         eval: DeePMD-kit data (type.raw, set.*/coord.npy, ...), every system\n"
     "                 under DIR\n"
     "  -deffnm NAME   base name of the output files (default md)\n"
@@ -89,6 +95,8 @@ static int parse(int argc, char **argv, struct cli *cli)
         {"f", required_argument, NULL, 'f'},
         {"c", required_argument, NULL, 'c'},
         {"m", required_argument, NULL, 'm'},
+        {"p", required_argument, NULL, 'p'},
+        {"n", required_argument, NULL, 'n'},
         {"s", required_argument, NULL, 's'},
         {"o", required_argument, NULL, 'o'},
         {"v", no_argument, NULL, 'v'},
@@ -129,6 +137,12 @@ static int parse(int argc, char **argv, struct cli *cli)
             break;
         case 's':
             cli->data = optarg;
+            break;
+        case 'p':
+            cli->top = optarg;
+            break;
+        case 'n':
+            cli->index = optarg;
             break;
         case 'o':
             cli->out = optarg;
@@ -426,6 +440,8 @@ static int cmd_run(const struct cli *cli, int argc, char **argv)
         .mdp = cli->mdp,
         .conf = cli->conf,
         .model = cli->model,
+        .top = cli->top,
+        .index = cli->index,
         .deffnm = cli->deffnm ? cli->deffnm : "md",
         .nsteps = cli->nsteps,
         .have_nsteps = cli->have_nsteps,

@@ -311,6 +311,10 @@ static const struct param_def params[] = {
      "Lennard-Jones cut-off, in Å (GROMACS's nm x 10)"},
     {"rvdw-switch", P_REAL, "0", "Å", NUM(0, INFINITY), FIELD(rvdw_switch),
      "where force-switch and potential-switch start, in Å; below rvdw"},
+    {"nnp-group", P_TEXT, "", "", TEXT, FIELD(nnp_group),
+     "hybrid ML/MM (-m with -p): the atoms the Deep Potential treats, the classical force "
+     "field the rest and between them; a group name of the -n index file, or `resname NAME "
+     "...` or `resid A-B ...` (topology residues); empty = no hybrid"},
 };
 
 #define NPARAMS (sizeof params / sizeof params[0])

@@ -137,8 +137,9 @@ struct hmd_params {
     double epsilon_rf; /* of the reaction field beyond rcoulomb; 0 = infinity */
     int vdwtype;       /* only cut-off (0) */
     enum hmd_vdw_modifier vdw_modifier;
-    double rvdw;        /* Lennard-Jones cut-off (Å) */
-    double rvdw_switch; /* where force-switch or potential-switch starts (Å) */
+    double rvdw;          /* Lennard-Jones cut-off (Å) */
+    double rvdw_switch;   /* where force-switch or potential-switch starts (Å) */
+    char nnp_group[1024]; /* hybrid ML/MM: index group name or residue selection; "" = none */
     /* bookkeeping of hmd_params_read/hmd_params_set: origin of each key, in table order */
     struct hmd_param_origin origin[HMD_PARAMS_MAX_KEYS];
     char origin_file[HMD_PATH_MAX]; /* the file origin[].file points to */

@@ -157,7 +157,8 @@ static void centre_pairs(const struct classical *c, const struct hmd_force_io *i
     for (int a = 0; a < 3; a++) {
         io->f[3 * i + a] += fi[a];
     }
-    const double self = hmd_ff_self(&m->nb, qi);
+    const bool dp_atom = m->group && m->group[io->id[i]];
+    const double self = dp_atom ? 0.0 : hmd_ff_self(&m->nb, qi);
     if (io->atom_energy) {
         io->atom_energy[i] += self;
     }
@@ -239,7 +240,8 @@ static void compute_twin(struct classical *c, const struct hmd_force_io *io, dou
         struct hmd_ff_centre_sum sum;
         hmd_ff_centre_pairs(&m->nb, io->x, plan->q, plan->type, m->ntypes, m->c6, m->c12,
                             plan->pair, plan->pair_start[i], plan->pair_start[i + 1], i, &sum);
-        const double self = hmd_ff_self(&m->nb, plan->q[i]);
+        const bool dp_atom = m->group && m->group[io->id[i]];
+        const double self = dp_atom ? 0.0 : hmd_ff_self(&m->nb, plan->q[i]);
         for (int q = 0; q < 3; q++) {
             io->f[3 * i + q] += sum.f[q];
         }

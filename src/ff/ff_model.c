@@ -125,6 +125,27 @@ static int by_atom(const struct hmd_ff_model *m, bool every, int **start, int **
     return HMD_OK;
 }
 
+/* Hybrid ML/MM: the bonded interactions and 1-4 pairs whose atoms all lie in the group are the
+ * Deep Potential's; the rest keep their order. */
+static void drop_group_interactions(struct hmd_ff_model *m)
+{
+    if (!m->group) {
+        return;
+    }
+    int kept = 0;
+    for (int k = 0; k < m->ninter; k++) {
+        const struct hmd_top_interaction *in = &m->inter[k];
+        bool inside = true;
+        for (int a = 0; a < hmd_top_kind_atoms(in->kind); a++) {
+            inside = inside && m->group[in->atom[a]];
+        }
+        if (!inside) {
+            m->inter[kept++] = *in;
+        }
+    }
+    m->ninter = kept;
+}
+
 static void *copy(const void *src, size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);
@@ -154,10 +175,13 @@ int hmd_ff_model_create(struct hmd_ff_model *m, const struct hmd_topology *top,
     m->excl = copy(top->excl, sizeof *m->excl * (size_t)top->excl_start[n]);
     m->ninter = top->ninter;
     m->inter = copy(top->inter, sizeof *m->inter * (size_t)top->ninter);
-    if (!m->charge || !m->type || !m->c6 || !m->c12 || !m->excl_start || !m->excl || !m->inter) {
+    m->group = s->nnp_group ? copy(s->nnp_group, n) : NULL;
+    if (!m->charge || !m->type || !m->c6 || !m->c12 || !m->excl_start || !m->excl || !m->inter ||
+        (s->nnp_group && !m->group)) {
         hmd_ff_model_free(m);
         return hmd_error_set(HMD_ENOMEM, "out of memory for the classical force field");
     }
+    drop_group_interactions(m);
     for (int k = 0; k < m->ninter; k++) {
         struct hmd_top_interaction *in = &m->inter[k];
         if (in->kind == HMD_TOP_PAIR) {
@@ -208,6 +232,7 @@ void hmd_ff_model_free(struct hmd_ff_model *m)
 {
     free(m->charge);
     free(m->type);
+    free(m->group);
     free(m->c6);
     free(m->c12);
     free(m->excl_start);

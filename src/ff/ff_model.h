@@ -27,6 +27,11 @@ struct hmd_ff_settings {
     int vdw_modifier;   /* HMD_FF_VDW_* (ff/ff_kernels.h) */
     double rvdw;        /* Å */
     double rvdw_switch; /* Å, force-switch and potential-switch */
+    /* hybrid ML/MM (nnp-group): [natoms] nonzero for the atoms the Deep Potential treats, whose
+     * interactions among themselves the model leaves out (bonded terms and 1-4 pairs with
+     * every atom in the group, nonbonded pairs and excluded-pair corrections within the group,
+     * the group's self terms); NULL: none. Borrowed during hmd_ff_model_create. */
+    const unsigned char *nnp_group;
 };
 
 /* GROMACS's name of a term ("Coulomb (SR)"). */
@@ -35,8 +40,9 @@ const char *hmd_ff_term_name(int term);
 struct hmd_ff_model {
     int natoms;
     /* per atom, by global index */
-    double *charge; /* e */
-    int *type;      /* Lennard-Jones type */
+    double *charge;       /* e */
+    int *type;            /* Lennard-Jones type */
+    unsigned char *group; /* [natoms] the nnp-group (settings' nnp_group, copied), or NULL */
     int ntypes;
     double *c6, *c12; /* [ntypes][ntypes] eV Å^6, eV Å^12 */
     /* excluded pairs, as struct hmd_topology's excl_start / excl */
@@ -64,6 +70,12 @@ int hmd_ff_nb_init(struct hmd_ff_nb *nb, const struct hmd_ff_settings *s);
  * for bad settings, HMD_ENOMEM. On failure *m is zeroed. */
 int hmd_ff_model_create(struct hmd_ff_model *m, const struct hmd_topology *top,
                         const struct hmd_ff_settings *s);
+
+/* Whether global atoms a and b both lie in the nnp-group (their pair is the Deep Potential's). */
+static inline bool hmd_ff_model_both_in_group(const struct hmd_ff_model *m, int a, int b)
+{
+    return m->group && m->group[a] && m->group[b];
+}
 
 /* Whether global atoms a and b are an excluded pair. */
 bool hmd_ff_model_excluded(const struct hmd_ff_model *m, int a, int b);

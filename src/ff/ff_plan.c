@@ -191,8 +191,8 @@ static int pairs(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, const i
         const int gi = (int)id[i], ti = plan->type[i];
         for (int e = nl->offset[i]; e < nl->offset[i + 1]; e++) {
             const int j = nl->index[e], gj = (int)id[j];
-            if (gj == gi) {
-                continue; /* an image of itself: beyond the cut-off (checked) */
+            if (gj == gi || hmd_ff_model_both_in_group(m, gi, gj)) {
+                continue; /* an image of itself: beyond the cut-off (checked); the DP's pair */
             }
             const bool excl = hmd_ff_model_excluded(m, gi, gj);
             const size_t tt = (size_t)ti * (size_t)m->ntypes + (size_t)plan->type[j];

@@ -1,12 +1,16 @@
 #include "md/backend.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "comm/comm.h"
 #include "core/error.h"
 #include "cuda/cuda_api.h"
+#include "cuda/ff/classical.h"
+#include "ff/classical.h"
 #include "ff/dp.h"
+#include "ff/subset.h"
 #include "nvshmem/nvshmem_api.h"
 
 /* precision = mixed where the CPU would compute: refused, with auto's reason `why` (or NULL) */
@@ -18,11 +22,57 @@ static int mixed_needs_gpu(const char *why)
                          why ? ", and the GPU cannot be used: " : "", why ? why : "");
 }
 
+/* The Deep Potential (on the nnp-group's atoms alone for hybrid ML/MM), then the classical
+ * force field. */
 static int setup_cpu(struct hmd_forces *fs, const struct hmd_backend_request *req)
 {
-    struct hmd_force_provider dp;
-    const int rc = hmd_ff_dp_create(&dp, req->model);
-    return rc ? rc : hmd_forces_add_provider(fs, dp);
+    int rc = HMD_OK;
+    if (req->model) {
+        struct hmd_force_provider dp = {0};
+        rc = hmd_ff_dp_create(&dp, req->model);
+        const unsigned char *group = req->top ? req->ff->nnp_group : NULL;
+        if (!rc && group) {
+            struct hmd_force_provider all = dp;
+            rc = hmd_ff_subset_create(&dp, all, group, req->top->natoms, req->group_type0);
+        }
+        rc = rc ? rc : hmd_forces_add_provider(fs, dp);
+    }
+    if (!rc && req->top) {
+        struct hmd_force_provider mm = {0};
+        rc = hmd_ff_classical_create(&mm, req->top, req->ff);
+        rc = rc ? rc : hmd_forces_add_provider(fs, mm);
+    }
+    return rc;
+}
+
+/* A device provider behind the host adapter when the step stays on the host. */
+static int add_device_provider(struct hmd_forces *fs, const struct hmd_backend_request *req,
+                               struct hmd_force_provider p)
+{
+    int rc = HMD_OK;
+    if (!req->resident || fs->replicated) {
+        struct hmd_force_provider host = {0};
+        rc = hmd_cuda_offload_create(&host, p);
+        p = host;
+    }
+    return rc ? rc : hmd_forces_add_provider(fs, p);
+}
+
+/* Hybrid ML/MM with the GPU: the Deep Potential on the device behind the host adapter and
+ * ff/subset (the nnp-group's atoms are picked on the host at every step), the classical force
+ * field on the host, so the step stays on the host. */
+static int setup_cuda_hybrid(struct hmd_forces *fs, const struct hmd_backend_request *req)
+{
+    struct hmd_force_provider dev = {0}, host = {0}, dp = {0}, mm = {0};
+    int rc = hmd_cuda_dp_provider_create(&dev, req->model, fs->skin,
+                                         req->precision == HMD_PRECISION_MIXED);
+    rc = rc ? rc : hmd_cuda_offload_create(&host, dev);
+    rc = rc ? rc
+            : hmd_ff_subset_create(&dp, host, req->ff->nnp_group, req->top->natoms,
+                                   req->group_type0);
+    rc = rc ? rc : hmd_forces_add_provider(fs, dp);
+    rc = rc ? rc : hmd_ff_classical_create(&mm, req->top, req->ff);
+    return rc ? rc : hmd_forces_add_provider(fs, mm);
 }
 
 /* The GPU of this rank (by its rank on the node), then the providers: on the device for a
@@ -31,16 +81,24 @@ static int setup_cpu(struct hmd_forces *fs, const struct hmd_backend_request *re
 static int setup_cuda(struct hmd_forces *fs, const struct hmd_backend_request *req)
 {
     int rc = hmd_cuda_select_device(hmd_comm_local_rank(), NULL, NULL);
-    struct hmd_force_provider dp;
-    rc = rc ? rc
-            : hmd_cuda_dp_provider_create(&dp, req->model, fs->skin,
-                                          req->precision == HMD_PRECISION_MIXED);
-    if (!rc && (!req->resident || fs->replicated)) {
-        struct hmd_force_provider host;
-        rc = hmd_cuda_offload_create(&host, dp);
-        dp = host;
+    if (!rc && req->top && req->ff->nnp_group) {
+        return setup_cuda_hybrid(fs, req);
     }
-    return rc ? rc : hmd_forces_add_provider(fs, dp);
+    double cutoff = req->top ? fmax(req->ff->rcoulomb, req->ff->rvdw) : 0.0;
+    if (!rc && req->model) {
+        struct hmd_force_provider dp = {0};
+        rc = hmd_cuda_dp_provider_create(&dp, req->model, fs->skin,
+                                         req->precision == HMD_PRECISION_MIXED);
+        rc = rc ? rc : add_device_provider(fs, req, dp);
+        cutoff = fmax(cutoff, req->model->rcut);
+    }
+    if (!rc && req->top) {
+        /* its pair lists cover the run's list cut-off, the longest provider cut-off + buffer */
+        struct hmd_force_provider mm = {0};
+        rc = hmd_ff_classical_create_cuda(&mm, req->top, req->ff, cutoff + fs->skin);
+        rc = rc ? rc : add_device_provider(fs, req, mm);
+    }
+    return rc;
 }
 
 int hmd_backend_setup(struct hmd_forces *fs, const struct hmd_backend_request *req, char *what,
@@ -60,6 +118,7 @@ int hmd_backend_setup(struct hmd_forces *fs, const struct hmd_backend_request *r
         char why[1024];
         snprintf(why, sizeof why, "%s", hmd_error_msg());
         hmd_error_clear();
+        hmd_forces_drop_providers(fs); /* a device provider may have come before the failure */
         if (mixed) {
             return mixed_needs_gpu(why);
         }
@@ -132,5 +191,5 @@ void hmd_backend_close_halo(void)
 
 const char *hmd_backend_list(void)
 {
-    return HMD_HAVE_CUDA ? "cpu, cuda (se_e2_a, DPA-1)" : "cpu";
+    return HMD_HAVE_CUDA ? "cpu, cuda (se_e2_a, DPA-1, classical)" : "cpu";
 }

@@ -1,9 +1,13 @@
 /* The one place that knows which compute backends and halo transports this build has (the
  * registry; CUDA only where HMD_HAVE_CUDA) and chooses between them once, at set-up:
- *   cpu   the host providers (ff/dp.h) and the host step;
- *   cuda  the Deep Potential as a device provider (cuda/cuda_api.h) and the step kept on the
- *         device (md/step_device.h) for a run; for single points (eval) the same provider
- *         behind a host adapter that moves the atoms to the device and the results back.
+ *   cpu   the host providers (ff/dp.h, ff/classical.h; for hybrid ML/MM the Deep Potential
+ *         behind ff/subset.h) and the host step;
+ *   cuda  the Deep Potential and the classical force field as device providers
+ *         (cuda/cuda_api.h, cuda/ff/classical.h) and the step kept on the device
+ *         (md/step_device.h) for a run; for single points (eval) the same providers behind a
+ *         host adapter that moves the atoms to the device and the results back. Hybrid ML/MM
+ *         runs the Deep Potential on the device behind that adapter and ff/subset, the
+ *         classical force field on the host, and the step on the host.
  */
 #ifndef HMD_MD_BACKEND_H
 #define HMD_MD_BACKEND_H
@@ -14,6 +18,8 @@
 #include "core/params.h"
 #include "cuda/cuda_api.h"
 #include "halo/transport.h"
+#include "ff/ff_model.h"
+#include "io/topology.h"
 #include "md/forces.h"
 #include "nnp/model.h"
 
@@ -23,7 +29,11 @@ struct hmd_backend_request {
     enum hmd_precision precision;     /* mixed needs the GPU */
     bool resident;                    /* the caller keeps the step on the device (a run) rather
                                          than computing single points from host arrays (eval) */
-    const struct hmd_dp_model *model; /* borrowed for the providers' life */
+    const struct hmd_dp_model *model; /* borrowed for the providers' life; NULL: none (-p) */
+    const struct hmd_topology *top;   /* classical force field (-p), borrowed during the call;
+                                         NULL: none */
+    const struct hmd_ff_settings *ff; /* its settings (ff->nnp_group: hybrid ML/MM) */
+    int group_type0;                  /* hybrid: the model type of the nnp-group's first atom */
 };
 
 /* Chooses the backend (auto: cuda when it can be used, else cpu, and why) and adds the
@@ -53,7 +63,7 @@ int hmd_backend_open_halo(const char *name, struct hmd_backend_halo *h, char *wh
  * its heap are gone. Collective; fine when nothing was started. */
 void hmd_backend_close_halo(void);
 
-/* The backends this build has, for -version ("cpu, cuda (se_e2_a, DPA-1)"). */
+/* The backends this build has, for -version ("cpu, cuda (se_e2_a, DPA-1, classical)"). */
 const char *hmd_backend_list(void);
 
 #endif /* HMD_MD_BACKEND_H */

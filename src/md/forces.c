@@ -56,6 +56,16 @@ int hmd_forces_add_provider(struct hmd_forces *fs, struct hmd_force_provider p)
     return HMD_OK;
 }
 
+void hmd_forces_drop_providers(struct hmd_forces *fs)
+{
+    for (int k = 0; k < fs->nprovider; k++) {
+        hmd_force_provider_destroy(&fs->provider[k]);
+    }
+    fs->nprovider = 0;
+    memset(fs->term_offset, 0, sizeof fs->term_offset);
+    fs->rlist = fs->skin;
+}
+
 void hmd_forces_use_replicated(struct hmd_forces *fs)
 {
     fs->replicated = true;

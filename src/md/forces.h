@@ -69,6 +69,10 @@ void hmd_forces_set_system(struct hmd_forces *fs, const struct hmd_domain *dd, i
  * HMD_FORCES_MAX_PROVIDERS providers or HMD_FORCES_MAX_TERMS terms. Before the first rebuild. */
 int hmd_forces_add_provider(struct hmd_forces *fs, struct hmd_force_provider p);
 
+/* Destroys every provider added so far (a backend's set-up that failed half way, before another
+ * is tried); the list cut-off goes back to the buffer. Before the first rebuild. */
+void hmd_forces_drop_providers(struct hmd_forces *fs);
+
 /* Switches to the replicated scheme (dd/replicated.h). Before the first rebuild. */
 void hmd_forces_use_replicated(struct hmd_forces *fs);
 

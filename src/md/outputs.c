@@ -14,6 +14,7 @@
 #include "core/threads.h"
 #include "core/units.h"
 #include "dd/collect.h"
+#include "ff/nnp_group.h"
 #include "hmd_buildinfo.h"
 #include "io/backup.h"
 #include "io/checkpoint.h"
@@ -38,6 +39,31 @@ static bool frames_wanted(const struct hmd_params *p)
     return p->nstxout > 0 || p->nstvout > 0 || p->nstfout > 0;
 }
 
+/* The classical force field: the topology's system, its interactions, the nnp-group. */
+static void write_topology_summary(const struct md *md, FILE *o)
+{
+    const struct hmd_topology *t = &md->top;
+    fprintf(o, "\n--- topology %s\n", md->opt->top);
+    fprintf(o, "  system          %s\n", t->system);
+    fprintf(o, "  atoms           %d in %d molecule blocks, %d atom types\n", t->natoms, t->nblocks,
+            t->ntypes);
+    fprintf(o, "  interactions   ");
+    for (int k = 0; k < HMD_TOP_NKINDS; k++) {
+        fprintf(o, " %s %d%s", hmd_top_kind_name(k), t->count[k],
+                k + 1 < HMD_TOP_NKINDS ? "," : "");
+    }
+    fprintf(o, "\n  excluded pairs  %d\n", t->excl_start[t->natoms] / 2);
+    fprintf(o, "  nonbonded       %s Coulomb to %g Å, Lennard-Jones to %g Å\n",
+            md->ff.coulomb == HMD_FF_COULOMB_REACTION_FIELD ? "reaction-field" : "cut-off",
+            md->ff.rcoulomb, md->ff.rvdw);
+    if (md->group) {
+        fprintf(o,
+                "  nnp-group       %s: %d atoms on the Deep Potential, their interactions among "
+                "themselves left out of the classical force field\n",
+                md->p.nnp_group, hmd_nnp_group_count(md->group, t->natoms));
+    }
+}
+
 static void write_log_header(struct md *md)
 {
     char host[256], cpu[256], date[64];
@@ -52,8 +78,13 @@ static void write_log_header(struct md *md)
     if (md->opt->cmdline) {
         fprintf(o, "command: %s\n", md->opt->cmdline);
     }
-    fprintf(o, "\n--- model %s\n", md->model_path);
-    hmd_model_print_summary(&md->model, o, "  ");
+    if (md->has_model) {
+        fprintf(o, "\n--- model %s\n", md->model_path);
+        hmd_model_print_summary(&md->model, o, "  ");
+    }
+    if (md->has_top) {
+        write_topology_summary(md, o);
+    }
     fprintf(o, "\n--- system %s\n", md->opt->conf);
     const struct hmd_box *box = &md->sys.box;
     const struct hmd_domain *dd = &md->sys.dd;
@@ -123,7 +154,9 @@ static int open_outputs_root(struct md *md)
         return hmd_error_set(HMD_EIO, "cannot write %s", path);
     }
     md_output_path(md, ".energy.csv", path, sizeof path);
-    rc = hmd_energy_csv_open(path, &md->out.csv, note, sizeof note);
+    /* a classical force field's terms as columns (a Deep Potential alone has one: pe_eV) */
+    const int nterms = md->has_top ? md->fs.term_offset[md->fs.nprovider] : 0;
+    rc = hmd_energy_csv_open_terms(path, nterms, md->fs.term_name, &md->out.csv, note, sizeof note);
     if (rc) {
         return rc;
     }
@@ -355,11 +388,15 @@ int md_write_outputs(struct md *md)
     hmd_timer_start(&md->timers, HMD_TIMER_OUTPUT);
     if (md->out.log && (md_every(md->step, md->p.nstlog) || last)) {
         hmd_report_thermo_line(md->out.log, &md->last);
+        if (md->has_top) {
+            hmd_report_terms(md->out.log, md->fs.term_offset[md->fs.nprovider], md->fs.term_name,
+                             md->fs.terms, md->last.pe, md->last.press);
+        }
     }
     if (md->out.csv && (md_every(md->step, md->p.nstenergy) || last)) {
         const struct hmd_thermo *t = &md->last;
-        struct hmd_energy_row row = {t->step, t->time,      t->temp,  t->pe, t->ke,
-                                     t->etot, t->conserved, t->press, t->vol};
+        struct hmd_energy_row row = {t->step, t->time,      t->temp,  t->pe,  t->ke,
+                                     t->etot, t->conserved, t->press, t->vol, md->fs.terms};
         rc = hmd_energy_csv_write(md->out.csv, &row);
     }
     rc = hmd_comm_agree(rc);
@@ -433,7 +470,11 @@ void md_finish(struct md *md, double wall)
     hmd_report_final(stdout, &perf, &md->avg);
     char path[HMD_MD_NAME_MAX];
     md_output_path(md, ".perf.json", path, sizeof path);
-    int rc = hmd_report_perf_json(path, &md->p, md->opt->conf, md->model_path, &perf, &md->last);
+    /* the force field: the model, the topology (-p), or both (hybrid ML/MM) */
+    char ff[2 * HMD_PATH_MAX + 16];
+    snprintf(ff, sizeof ff, "%s%s%s", md->has_model ? md->model_path : "",
+             md->has_model && md->has_top ? " + " : "", md->has_top ? md->opt->top : "");
+    int rc = hmd_report_perf_json(path, &md->p, md->opt->conf, ff, &perf, &md->last);
     if (rc) {
         fprintf(stderr, "halomd: warning: %s\n", hmd_error_msg());
     }

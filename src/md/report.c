@@ -34,6 +34,37 @@ void hmd_report_thermo_line(FILE *out, const struct hmd_thermo *t)
     fflush(out);
 }
 
+void hmd_report_terms(FILE *out, int nterms, const char *const *names, const double *value,
+                      double pe, double press)
+{
+    const char *n[HMD_REPORT_MAX_TERMS + 2];
+    double v[HMD_REPORT_MAX_TERMS + 2];
+    int count = 0;
+    for (int t = 0; t < nterms && count < HMD_REPORT_MAX_TERMS; t++, count++) {
+        n[count] = names[t];
+        v[count] = value[t];
+    }
+    n[count] = "Potential";
+    v[count++] = pe;
+    if (!isnan(press)) {
+        n[count] = "Pressure (bar)";
+        v[count++] = press;
+    }
+    fprintf(out, "   Energies (eV)\n");
+    for (int row = 0; row < count; row += 5) {
+        for (int k = row; k < count && k < row + 5; k++) {
+            fprintf(out, "%15s", n[k]);
+        }
+        fputc('\n', out);
+        for (int k = row; k < count && k < row + 5; k++) {
+            fprintf(out, "%15.6e", v[k]);
+        }
+        fputc('\n', out);
+    }
+    fputc('\n', out);
+    fflush(out);
+}
+
 /* ns/day, steps/s and friends from wall time; zero when nothing ran. */
 struct rates {
     double ns_per_day, hours_per_ns, steps_per_s, atom_steps_per_s, us_per_step_atom;

@@ -64,6 +64,14 @@ struct hmd_perf {
 
 void hmd_thermo_avg_add(struct hmd_thermo_avg *avg, const struct hmd_thermo *t);
 
+#define HMD_REPORT_MAX_TERMS 64 /* terms hmd_report_terms prints at most */
+
+/* The energy terms of a step as GROMACS's log prints them: a block "   Energies (eV)" with
+ * five names per row over their values, names[nterms] and value[nterms] in eV, then the
+ * potential energy `pe` and the pressure `press` (bar; left out when NaN). */
+void hmd_report_terms(FILE *out, int nterms, const char *const *names, const double *value,
+                      double pe, double press);
+
 /* Column header and one line of the thermo table. */
 void hmd_report_thermo_header(FILE *out);
 void hmd_report_thermo_line(FILE *out, const struct hmd_thermo *t);

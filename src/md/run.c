@@ -120,6 +120,8 @@ int hmd_run(const struct hmd_run_options *opt)
     hmd_system_free(&md->sys);
     hmd_frames_free(md->frames, md->nframes);
     hmd_model_free(&md->model);
+    hmd_topology_free(&md->top);
+    free(md->group);
     free(md);
     return rc;
 }

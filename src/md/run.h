@@ -7,7 +7,9 @@
 struct hmd_run_options {
     const char *mdp;    /* run parameter file (-f), or NULL for defaults */
     const char *conf;   /* structure file (-c) */
-    const char *model;  /* model file (-m); NULL: the `model` parameter */
+    const char *model;  /* model file (-m); NULL: the `model` parameter (optional with -p) */
+    const char *top;    /* GROMACS topology (-p): the classical force field, or NULL */
+    const char *index;  /* GROMACS index file (-n) for nnp-group, or NULL */
     const char *deffnm; /* base name of the outputs */
     long long nsteps;   /* -nsteps, used when have_nsteps */
     bool have_nsteps;

@@ -16,9 +16,11 @@
 #include "core/params.h"
 #include "core/timer.h"
 #include "dd/dlb.h"
+#include "ff/ff_model.h"
 #include "io/energy_csv.h"
 #include "io/structure.h"
 #include "io/traj_netcdf.h"
+#include "io/topology.h"
 #include "io/traj_xyz.h"
 #include "md/device_run.h"
 #include "md/forces.h"
@@ -45,7 +47,12 @@ struct md {
     struct hmd_params p;
     char model_path[HMD_PATH_MAX];
     struct hmd_dp_model model;
-    struct hmd_frame *frames; /* rank 0: frames[0] is the start configuration (names, residues) */
+    bool has_model;            /* a Deep Potential (-m or `model`); else the topology alone */
+    bool has_top;              /* -p: the classical force field of `top` */
+    struct hmd_topology top;   /* every rank */
+    struct hmd_ff_settings ff; /* its settings; ff.nnp_group points at `group` for hybrid */
+    unsigned char *group;      /* [natoms] the nnp-group (hybrid ML/MM), or NULL */
+    struct hmd_frame *frames;  /* rank 0: frames[0] is the start configuration (names, residues) */
     int nframes;
     struct hmd_system sys;     /* this rank's atoms and subdomain, the cell */
     struct hmd_forces fs;      /* the force calculation */

@@ -5,10 +5,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "comm/comm.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "ff/classical.h"
+#include "ff/nnp_group.h"
 #include "io/checkpoint.h"
 #include "md/backend.h"
 #include "md/integrate.h"
@@ -36,9 +39,26 @@ static int read_parameters(struct md *md)
         return rc;
     }
     const char *model = opt->model ? opt->model : md->p.model;
-    if (!model[0]) {
-        return hmd_error_set(HMD_EUSAGE, "no model: give -m model.dp or `model = ...` in %s",
+    md->has_top = opt->top != NULL;
+    md->has_model = model[0] != '\0';
+    if (!md->has_model && !md->has_top) {
+        return hmd_error_set(HMD_EUSAGE,
+                             "no force field: give -m model.dp (or `model = ...` in %s), "
+                             "-p topol.top (a GROMACS topology), or both (nnp-group)",
                              opt->mdp ? opt->mdp : "the parameter file");
+    }
+    if (md->has_model && md->has_top && !md->p.nnp_group[0]) {
+        return hmd_error_set(HMD_EUSAGE,
+                             "both a model (%s) and a topology (-p %s) but no nnp-group: set "
+                             "nnp-group to the atoms the model treats (hybrid ML/MM), or drop "
+                             "one of them",
+                             model, opt->top);
+    }
+    if (md->p.nnp_group[0] && !(md->has_model && md->has_top)) {
+        return hmd_error_set(HMD_EUSAGE,
+                             "nnp-group = %s needs both -m model.dp (the group's "
+                             "Deep Potential) and -p topol.top (the rest)",
+                             md->p.nnp_group);
     }
     snprintf(md->model_path, sizeof md->model_path, "%s", model);
     snprintf(md->p.model, sizeof md->p.model, "%s", model);
@@ -138,23 +158,118 @@ static int apply_checkpoint(struct md *md)
     return HMD_OK;
 }
 
+/* "md.mdp:12", "-set" or "default": where the nnp-group came from. */
+static void group_origin(const struct md *md, char *buf, size_t n)
+{
+    const struct hmd_param_origin o = hmd_params_origin(&md->p, "nnp-group");
+    if (!o.file) {
+        snprintf(buf, n, "default");
+    } else if (o.line > 0) {
+        snprintf(buf, n, "%s:%d", o.file, o.line);
+    } else {
+        snprintf(buf, n, "%s", o.file);
+    }
+}
+
+/* -p: every rank reads the topology (each builds the classical provider from it) and the
+ * settings of the run's parameters; the nnp-group of hybrid ML/MM. */
+static int read_topology(struct md *md)
+{
+    const struct hmd_top_cpp_options cpp = {.defines = md->p.define};
+    int rc = hmd_topology_read(&md->top, md->opt->top, &cpp);
+    if (!rc) {
+        rc = hmd_ff_settings_from_params(&md->p, &md->ff);
+    }
+    if (!rc && md->p.nnp_group[0]) {
+        char where[4200];
+        group_origin(md, where, sizeof where);
+        md->group = malloc((size_t)md->top.natoms + 1);
+        rc = md->group
+                 ? hmd_nnp_group_select(md->p.nnp_group, where, &md->top, md->opt->index, md->group)
+                 : hmd_error_set(HMD_ENOMEM, "out of memory for the nnp-group");
+        md->ff.nnp_group = md->group;
+    } else if (!rc && md->opt->index) {
+        fprintf(stderr, "halomd: note: -n %s is not used: no nnp-group is set\n", md->opt->index);
+    }
+    return rc;
+}
+
+/* The longest cut-off of the force fields (Å): the model's and the topology's. */
+static double force_cutoff(const struct md *md)
+{
+    const double mm = md->has_top ? fmax(md->ff.rcoulomb, md->ff.rvdw) : 0.0;
+    return md->has_model ? fmax(mm, md->model.rcut) : mm;
+}
+
+/* Rank 0: the model type of the nnp-group's first atom (its element in the type map). */
+static int group_first_type(const struct md *md, int *type0)
+{
+    int g = 0;
+    while (g < md->top.natoms && !md->group[g]) {
+        g++;
+    }
+    const char *element = md->frames[0].element[g];
+    for (int t = 0; t < md->model.ntypes; t++) {
+        if (!strcasecmp(element, md->model.type_map[t])) {
+            *type0 = t;
+            return HMD_OK;
+        }
+    }
+    return hmd_error_set(HMD_EDATA,
+                         "%s: atom %d '%s' (element %s) of the nnp-group has no type in "
+                         "the model %s",
+                         md->opt->conf, g + 1, md->frames[0].name[g], element, md->model_path);
+}
+
+/* The structure's atoms against the topology's (rank 0), and the nnp-group's first type. */
+static int check_structure(struct md *md, int *type0)
+{
+    int rc = HMD_OK;
+    if (hmd_comm_rank() == 0 && md->has_top) {
+        rc = hmd_topology_check_frame(&md->top, &md->frames[0], md->opt->conf);
+        if (!rc && md->group) {
+            rc = group_first_type(md, type0);
+        }
+    }
+    rc = hmd_comm_agree(rc);
+    if (!rc) {
+        hmd_comm_bcast(type0, sizeof *type0, 0);
+    }
+    return rc;
+}
+
 static int set_up_system(struct md *md)
 {
     const char *conf = md->opt->conf;
-    /* every rank reads the model (as DeePMD-kit's LAMMPS interface does); rank 0 the rest */
-    int rc = hmd_comm_agree(hmd_model_setup(md->model_path, &md->p, &md->model));
+    /* every rank reads the model (as DeePMD-kit's LAMMPS interface does) and the topology;
+     * rank 0 the rest */
+    int rc = HMD_OK, group_type0 = 0;
+    if (md->has_model) {
+        rc = hmd_comm_agree(hmd_model_setup(md->model_path, &md->p, &md->model));
+    }
+    if (!rc && md->has_top) {
+        rc = hmd_comm_agree(read_topology(md));
+    }
     if (!rc) {
-        rc = hmd_comm_agree(hmd_params_check(&md->p, md->model.rcut));
+        rc = hmd_comm_agree(hmd_params_check(&md->p, force_cutoff(md)));
     }
     if (!rc) {
         rc = hmd_comm_rank() == 0 ? hmd_structure_read(conf, &md->frames, &md->nframes) : HMD_OK;
         rc = hmd_comm_agree(rc);
     }
+    if (!rc) {
+        rc = check_structure(md, &group_type0);
+    }
     if (!rc && md->opt->cpi) {
         rc = apply_checkpoint(md);
     }
     if (!rc) {
-        rc = hmd_system_load(&md->sys, md->frames, conf, &md->model, md->opt->dd, md->p.rlist);
+        const struct hmd_system_extra extra = {
+            .mass = md->has_top ? md->top.mass : NULL,
+            .typed = md->has_top ? md->group : NULL,
+        };
+        rc = hmd_system_load(&md->sys, md->frames, conf, md->has_model ? &md->model : NULL, &extra,
+                             md->opt->dd, md->p.rlist);
     }
     if (rc) {
         return rc;
@@ -181,7 +296,14 @@ static int set_up_system(struct md *md)
         hmd_forces_use_replicated(&md->fs);
     }
     const struct hmd_backend_request req = {
-        .name = md->p.backend, .precision = md->p.precision, .resident = true, .model = &md->model};
+        .name = md->p.backend,
+        .precision = md->p.precision,
+        .resident = true,
+        .model = md->has_model ? &md->model : NULL,
+        .top = md->has_top ? &md->top : NULL,
+        .ff = &md->ff,
+        .group_type0 = group_type0,
+    };
     if (!rc) {
         rc = hmd_backend_setup(&md->fs, &req, md->backend, sizeof md->backend);
     }

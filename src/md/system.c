@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dd/collect.h"
 #include "comm/comm.h"
@@ -27,19 +28,48 @@ static int bounding_cell(const struct hmd_frame *frame, struct hmd_box *box)
     return hmd_box_init(box, h, periodic);
 }
 
-/* Rank 0: the whole system as home atoms of `all`, plus its cell. */
-static int whole_system(struct hmd_system *sys, struct hmd_atoms *all,
-                        const struct hmd_frame *frame, const char *path,
-                        const struct hmd_dp_model *model)
+/* Model types of the frame's atoms into type[]: every atom's, or (typed) those of the subset,
+ * the others 0; all 0 without a model. */
+static int map_types(const struct hmd_frame *frame, const char *path,
+                     const struct hmd_dp_model *model, const unsigned char *typed, int *type)
 {
-    const int n = frame->natoms;
+    memset(type, 0, sizeof *type * (size_t)frame->natoms);
+    if (!model) {
+        return HMD_OK;
+    }
     const char *names[64];
     for (int t = 0; t < model->ntypes && t < 64; t++) {
         names[t] = model->type_map[t];
     }
+    if (!typed) {
+        return hmd_frame_map_types(frame, path, names, model->ntypes, type);
+    }
+    for (int i = 0; i < frame->natoms; i++) {
+        int t = -1;
+        for (int k = 0; typed[i] && k < model->ntypes && k < 64; k++) {
+            t = strcasecmp(frame->element[i], names[k]) ? t : k;
+        }
+        if (typed[i] && t < 0) {
+            return hmd_error_set(HMD_EDATA,
+                                 "%s:%d: atom %d '%s' (element %s) of the nnp-group has no type "
+                                 "in the model",
+                                 path, frame->line ? frame->line[i] : 0, i + 1, frame->name[i],
+                                 frame->element[i]);
+        }
+        type[i] = typed[i] ? t : 0;
+    }
+    return HMD_OK;
+}
+
+/* Rank 0: the whole system as home atoms of `all`, plus its cell. */
+static int whole_system(struct hmd_system *sys, struct hmd_atoms *all,
+                        const struct hmd_frame *frame, const char *path,
+                        const struct hmd_dp_model *model, const struct hmd_system_extra *extra)
+{
+    const int n = frame->natoms;
     int rc = hmd_atoms_reserve(all, n);
     if (!rc) {
-        rc = hmd_frame_map_types(frame, path, names, model->ntypes, all->type);
+        rc = map_types(frame, path, model, extra ? extra->typed : NULL, all->type);
     }
     if (rc) {
         return rc;
@@ -50,7 +80,7 @@ static int whole_system(struct hmd_system *sys, struct hmd_atoms *all,
         for (int d = 0; d < 3; d++) {
             all->v[3 * i + d] = frame->v ? frame->v[3 * i + d] : 0.0;
         }
-        double m = frame->mass ? frame->mass[i] : 0.0;
+        double m = extra && extra->mass ? extra->mass[i] : frame->mass ? frame->mass[i] : 0.0;
         if (!(m > 0)) {
             m = hmd_element_mass(hmd_element_number(frame->element[i]));
         }
@@ -74,11 +104,12 @@ static int whole_system(struct hmd_system *sys, struct hmd_atoms *all,
 }
 
 int hmd_system_load(struct hmd_system *sys, const struct hmd_frame *frame, const char *path,
-                    const struct hmd_dp_model *model, const int dd_request[3], double cutoff)
+                    const struct hmd_dp_model *model, const struct hmd_system_extra *extra,
+                    const int dd_request[3], double cutoff)
 {
     memset(sys, 0, sizeof *sys);
     struct hmd_atoms all = {0};
-    int rc = hmd_comm_rank() == 0 ? whole_system(sys, &all, frame, path, model) : HMD_OK;
+    int rc = hmd_comm_rank() == 0 ? whole_system(sys, &all, frame, path, model, extra) : HMD_OK;
     rc = hmd_comm_agree(rc);
     if (!rc) {
         /* what every rank needs to know about the whole system */

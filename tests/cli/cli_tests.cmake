@@ -82,7 +82,7 @@ halomd_cli_test(NAME set_unknown_key EXIT 78 MATCH "-set tcupl=no.*did you mean 
   KEEP ${OUTS} ARGS run -m ${MODEL} -c ${CONF} -set tcupl=no)
 halomd_cli_test(NAME run_model_missing EXIT 66 MATCH "cannot open model"
   KEEP ${OUTS} ARGS run -m ${D}/nothing.dp -c ${CONF})
-halomd_cli_test(NAME run_no_model EXIT 64 MATCH "no model" KEEP ${OUTS} ARGS run -c ${CONF})
+halomd_cli_test(NAME run_no_model EXIT 64 MATCH "no force field: give -m model.dp" KEEP ${OUTS} ARGS run -c ${CONF})
 
 # good paths
 halomd_cli_test(NAME eval_stdout EXIT 0 ARGS eval -m ${MODEL} -c ${CONF})

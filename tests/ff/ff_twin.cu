@@ -446,14 +446,16 @@ int main()
         hmd_ff_settings s;
     } cases[] = {
         {"reaction field (infinity), force-switch",
-         {HMD_FF_COULOMB_REACTION_FIELD, true, 9.0, 1.0, 0.0, HMD_FF_VDW_FORCE_SWITCH, 9.0, 7.5}},
+         {HMD_FF_COULOMB_REACTION_FIELD, true, 9.0, 1.0, 0.0, HMD_FF_VDW_FORCE_SWITCH, 9.0, 7.5,
+          nullptr}},
         {"reaction field 78, potential-switch",
          {HMD_FF_COULOMB_REACTION_FIELD, true, 9.0, 1.0, 78.0, HMD_FF_VDW_POTENTIAL_SWITCH, 9.0,
-          7.0}},
+          7.0, nullptr}},
         {"cut-off, potential-shift, epsilon-r 2",
-         {HMD_FF_COULOMB_CUTOFF, true, 8.0, 2.0, 0.0, HMD_FF_VDW_POTENTIAL_SHIFT, 9.0, 0.0}},
+         {HMD_FF_COULOMB_CUTOFF, true, 8.0, 2.0, 0.0, HMD_FF_VDW_POTENTIAL_SHIFT, 9.0, 0.0,
+          nullptr}},
         {"cut-off, no modifiers",
-         {HMD_FF_COULOMB_CUTOFF, false, 9.0, 1.0, 0.0, HMD_FF_VDW_NONE, 8.5, 0.0}},
+         {HMD_FF_COULOMB_CUTOFF, false, 9.0, 1.0, 0.0, HMD_FF_VDW_NONE, 8.5, 0.0, nullptr}},
     };
     for (const auto &k : cases) {
         test_system s;

@@ -48,9 +48,9 @@ static void test_rows_round_trip_exactly(void **state)
     char note[8];
     assert_int_equal(hmd_energy_csv_open(path, &csv, note, sizeof note), HMD_OK);
     const struct hmd_energy_row rows[2] = {
-        {0, 0.0, 300.0, -1234.5678901234567, 38.777, 0.1 + 0.2, 1.0 / 3.0, -125.25, 29791.0},
+        {0, 0.0, 300.0, -1234.5678901234567, 38.777, 0.1 + 0.2, 1.0 / 3.0, -125.25, 29791.0, NULL},
         {INT64_C(1) << 40, 1e-300, 5e-324, -2.5e10, 1.7976931348623157e308, -0.0, 3.141592653589793,
-         NAN, INFINITY},
+         NAN, INFINITY, NULL},
     };
     for (int r = 0; r < 2; r++) {
         assert_int_equal(hmd_energy_csv_write(csv, &rows[r]), HMD_OK);
@@ -85,6 +85,32 @@ static void test_rows_round_trip_exactly(void **state)
     assert_int_equal(hmd_energy_csv_close(csv), HMD_OK);
 }
 
+/* A classical run's term columns: GROMACS's names with the unit, values exact. */
+static void test_term_columns(void **state)
+{
+    (void)state;
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/terms.energy.csv", scratch);
+    struct hmd_energy_csv *csv;
+    const char *names[] = {"Bond", "LJ (SR)", "Coulomb (SR)"};
+    assert_int_equal(hmd_energy_csv_open_terms(path, 3, names, &csv, NULL, 0), HMD_OK);
+    const double terms[3] = {0.1, -2.5, 1.0 / 3.0};
+    const struct hmd_energy_row row = {7, 0.5, 1, 2, 3, 4, 5, 6, 7, terms};
+    assert_int_equal(hmd_energy_csv_write(csv, &row), HMD_OK);
+    assert_int_equal(hmd_energy_csv_close(csv), HMD_OK);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char line[1024];
+    assert_non_null(fgets(line, sizeof line, fp));
+    assert_string_equal(line, "step,time_ps,temp_K,pe_eV,ke_eV,etot_eV,conserved_eV,press_bar,"
+                              "vol_A3,Bond_eV,LJ (SR)_eV,Coulomb (SR)_eV\n");
+    assert_non_null(fgets(line, sizeof line, fp));
+    assert_string_equal(line, "7,0.5,1,2,3,4,5,6,7,0.10000000000000001,-2.5,0.33333333333333331\n");
+    fclose(fp);
+    const char *bad[] = {"a,b"};
+    assert_int_equal(hmd_energy_csv_open_terms(path, 1, bad, &csv, NULL, 0), HMD_ESOFTWARE);
+}
+
 static void test_reopen_backs_up_and_bad_path_fails(void **state)
 {
     char path[PATH_LEN], note[2 * PATH_LEN + 32];
@@ -116,6 +142,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_round_trip_exactly),
+        cmocka_unit_test(test_term_columns),
         cmocka_unit_test(test_reopen_backs_up_and_bad_path_fails),
         cmocka_unit_test(test_full_disk_is_an_io_error),
     };

@@ -491,7 +491,11 @@ extern "C" int hmd_ff_classical_create_cuda(struct hmd_force_provider *p,
     if (!c) {
         return hmd_error_set(HMD_ENOMEM, "out of memory for the classical force field");
     }
-    int rc = hmd_ff_model_create(&c->m, top, s);
+    int rc = s->nnp_group
+                 ? hmd_error_set(HMD_ENOTSUP, "the GPU's classical force field takes no nnp-group "
+                                              "(it keeps the group's self terms); hybrid runs "
+                                              "compute it on the host")
+                 : hmd_ff_model_create(&c->m, top, s);
     if (!rc && !(rlist >= c->m.cutoff)) {
         rc = hmd_error_set(HMD_ECONFIG,
                            "classical force field on the GPU: the list cut-off %g Å is below "
