@@ -30,7 +30,7 @@ one() { # one NAME NP TRANSPORT MODEL CONF STEPS SETTINGS...
      $H run -backend cuda -m "$model" -c "$conf" -nsteps "$steps" -deffnm "${name}_${np}_${tr}" \
      -set halo-transport="$tr" -set nstlist=10 -set verlet-buffer=2 -set dt=0.0005 \
      -set nstenergy="$steps" -set nstcalcenergy="$steps" -set nstlog=0 "${sets[@]}" \
-     < /dev/null > "${name}_${np}_${tr}.out" 2>&1) || echo "$name $np $tr: $(tail -3 "$T/${name}_${np}_${tr}.out")"
+     < /dev/null > "${name}_${np}_${tr}.out" 2>&1) || echo "$name $np $tr: $(grep -m1 -i "error" "$T/${name}_${np}_${tr}.out" || tail -3 "$T/${name}_${np}_${tr}.out")"
 }
 while read -r name model conf steps settings; do
   [ -n "$name" ] || continue
