@@ -13,7 +13,7 @@
 #include "dd/collect.h"
 #include "comm/comm.h"
 #include "api/eval_data.h"
-#include "api/evaluator.h"
+#include "md/evaluator.h"
 #include "io/backup.h"
 #include "io/eval_json.h"
 #include "io/json_file.h"
@@ -57,7 +57,8 @@ static const char usage_text[] =
     "  -f FILE        run parameters (.mdp-style key = value; see docs/parameters.md)\n"
     "  -c FILE        structure: .gro, .pdb, .xyz (extended XYZ), LAMMPS data\n"
     "  -m FILE...     DeePMD-kit model (.dp, from `dp convert-backend model.pth model.dp`);\n"
-    "                 eval: several models give their model deviation\n"
+    "                 several models: run and eval write their model deviation\n"
+    "                 (<deffnm>.model_devi.out; run: the first drives, every model-devi-freq)\n"
     "  -s DIR         eval: DeePMD-kit data (type.raw, set.*/coord.npy, ...), every system\n"
     "                 under DIR\n"
     "  -deffnm NAME   base name of the output files (default md)\n"
@@ -426,6 +427,8 @@ static int cmd_run(const struct cli *cli, int argc, char **argv)
         .mdp = cli->mdp,
         .conf = cli->conf,
         .model = cli->model,
+        .models = cli->models,
+        .nmodels = cli->nmodels,
         .deffnm = cli->deffnm ? cli->deffnm : "md",
         .nsteps = cli->nsteps,
         .have_nsteps = cli->have_nsteps,
@@ -437,13 +440,7 @@ static int cmd_run(const struct cli *cli, int argc, char **argv)
         .cpi = cli->cpi,
         .cmdline = cmdline,
     };
-    int rc = require(cli->conf, "-c structure", "run");
-    if (!rc && cli->nmodels > 1) {
-        rc = hmd_error_set(HMD_ENOTSUP,
-                           "halomd run with several models (-m a.dp b.dp ...) is not in the MD "
-                           "loop yet: run with one model, then compute the model deviation of "
-                           "its frames with halomd eval -m a.dp b.dp ... -c md.xyz");
-    }
+    const int rc = require(cli->conf, "-c structure", "run");
     return rc ? rc : hmd_run(&opt);
 }
 

@@ -145,7 +145,7 @@ static int open_outputs_root(struct md *md)
         }
         log_note(md, note);
     }
-    return HMD_OK;
+    return md_devi_open(md);
 }
 
 /* Positions, velocities and forces of every atom on rank 0, ordered by global id (the order
@@ -344,7 +344,8 @@ int md_write_outputs(struct md *md)
         md_every(md->step, md->p.nstenergy) || md_every(md->step, md->p.nstlog) || last;
     const bool frame = md_every(md->step, md->p.nstxout) || md_every(md->step, md->p.nstvout) ||
                        md_every(md->step, md->p.nstfout);
-    int rc = hmd_device_run_on(&md->gpu) ? md_device_fetch(md, energy, frame) : HMD_OK;
+    const bool devi = md_devi_step(md);
+    int rc = hmd_device_run_on(&md->gpu) ? md_device_fetch(md, energy, frame || devi) : HMD_OK;
     if (rc) {
         return rc;
     }
@@ -365,6 +366,10 @@ int md_write_outputs(struct md *md)
     rc = hmd_comm_agree(rc);
     if (!rc && frame) {
         rc = write_frame(md);
+    }
+    if (!rc && devi) {
+        rc = frame ? HMD_OK : gather_state(md);
+        rc = rc ? rc : md_devi_write(md);
     }
     hmd_timer_stop(&md->timers, HMD_TIMER_OUTPUT);
     report_progress(md, last);

@@ -114,6 +114,8 @@ int hmd_run(const struct hmd_run_options *opt)
             fprintf(md->out.log, "\nhalomd: error: %s\n", hmd_error_msg());
         }
     }
+    const int devi_rc = md_devi_close(md);
+    rc = rc ? rc : devi_rc;
     md_close_outputs(md);
     hmd_device_run_free(&md->gpu);
     hmd_forces_free(&md->fs);

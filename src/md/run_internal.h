@@ -21,6 +21,7 @@
 #include "io/traj_netcdf.h"
 #include "io/traj_xyz.h"
 #include "md/device_run.h"
+#include "md/evaluator.h"
 #include "md/forces.h"
 #include "md/report.h"
 #include "md/run.h"
@@ -38,6 +39,15 @@ struct md_outputs {
     struct hmd_xyz_traj *xyz;
     struct hmd_netcdf_traj *nc;
     int64_t last_frame_step; /* step of the last trajectory frame, -1 before any */
+};
+
+/* Model deviation on the fly (run_devi.c; nmodels 0 with one model). */
+struct md_devi {
+    int nmodels;              /* the run's -m models, 0 with one */
+    struct hmd_evaluator *ev; /* [nmodels] ev[1..] the other models (owned); ev[0] unused */
+    FILE *fp;                 /* rank 0: <deffnm>.model_devi.out */
+    char path[HMD_MD_NAME_MAX];
+    double *atom; /* rank 0, model-devi-atomic: [natoms] per-atom force deviations */
 };
 
 struct md {
@@ -58,6 +68,7 @@ struct md {
     int64_t first_step; /* the step the run started from: 0, or the checkpoint's (-cpi) */
     int stop_signal;    /* SIGTERM or SIGINT seen by every rank: the loop ends after the step */
     struct md_outputs out;
+    struct md_devi devi;
     char backend[512]; /* the compute backend chosen, for the log */
     struct hmd_dlb dlb;
     double t_force_mark; /* fs.t_force at the last balancing */
@@ -89,6 +100,20 @@ void md_output_path(const struct md *md, const char *suffix, char *out, size_t l
 void md_note_dropped(struct md *md);      /* neighbours beyond sel, said once */
 int md_check_energy(const struct md *md); /* a non-finite energy stops the run */
 bool md_every(int64_t step, int n);       /* step is a multiple of n > 0 */
+
+/* run_devi.c: the model deviation of -m a.dp b.dp ... (nothing with one model) */
+/* Opens the other models and checks that they go with the first (same cut-off and types,
+ * hmd_model_devi_check). Collective; in md_setup, after the system is loaded. */
+int md_devi_setup(struct md *md);
+/* Rank 0 creates <deffnm>.model_devi.out (backing up an old one) and writes its header. */
+int md_devi_open(struct md *md);
+/* Whether this step writes a deviation row (every model-devi-freq steps). */
+bool md_devi_step(const struct md *md);
+/* Evaluates the other models on the gathered positions (md->out.gather_x; the run's forces in
+ * gather_f) and writes the row of this step. Collective. */
+int md_devi_write(struct md *md);
+/* Closes the file and the models; HMD_EIO when the file cannot be completed. */
+int md_devi_close(struct md *md);
 
 /* step_host.c */
 int md_start_host(struct md *md); /* the forces of the first step */

@@ -35,7 +35,7 @@ static int read_parameters(struct md *md)
     if (rc) {
         return rc;
     }
-    const char *model = opt->model ? opt->model : md->p.model;
+    const char *model = opt->nmodels > 0 ? opt->models[0] : opt->model ? opt->model : md->p.model;
     if (!model[0]) {
         return hmd_error_set(HMD_EUSAGE, "no model: give -m model.dp or `model = ...` in %s",
                              opt->mdp ? opt->mdp : "the parameter file");
@@ -189,8 +189,9 @@ static int set_up_system(struct md *md)
     if (rc) {
         return rc;
     }
+    rc = md_devi_setup(md);
     /* the first borders also rejects a cell too small for the cut-off, before any output */
-    return hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+    return rc ? rc : hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
 }
 
 int md_setup(struct md *md)

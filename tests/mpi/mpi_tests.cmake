@@ -25,6 +25,11 @@ if(HMD_HAVE_MPI AND MPIEXEC_EXECUTABLE)
               ${CMAKE_CURRENT_BINARY_DIR}/mpi/${t})
     set_tests_properties(mpi.${t} PROPERTIES LABELS mpi PROCESSORS 8)
   endforeach()
+  add_test(NAME mpi.model_devi
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md/check_model_devi.py 2
+            $<TARGET_FILE:halomd> ${HMD_TEST_DATA} ${CMAKE_CURRENT_BINARY_DIR}/mpi/model_devi
+            ${MPIEXEC_EXECUTABLE})
+  set_tests_properties(mpi.model_devi PROPERTIES LABELS mpi PROCESSORS 2)
 else()
   message(STATUS "halomd: no MPI, the mpi tests are not registered")
 endif()
