@@ -3,6 +3,7 @@
 #include "app/cli.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ struct cli {
     int nset;
     long long nsteps;
     bool have_nsteps, verbose;
+    double cpt, maxh; /* -cpt minutes (default 15), -maxh hours (default -1: none) */
 };
 
 static const char usage_text[] =
@@ -42,7 +44,7 @@ static const char usage_text[] =
     "commands:\n"
     "  run    molecular dynamics\n"
     "           halomd run -f md.mdp -c conf -m model.dp [-deffnm md] [-nsteps N] [-v]\n"
-    "                      [-set key=value]... [-cpi md.cpt]\n"
+    "                      [-set key=value]... [-cpi md.cpt] [-cpt MIN] [-maxh H]\n"
     "  eval   single-point energy, forces and virial of every frame (like dp test)\n"
     "           halomd eval -m model.dp -c conf [-o out.json] [-f params] [-set key=value]...\n"
     "           halomd eval -m model.dp -s data [-o errors.json]   errors against DeePMD-kit\n"
@@ -69,6 +71,10 @@ static const char usage_text[] =
     "  -dd NX NY NZ   domain grid for mpirun (default: chosen to minimise the halo)\n"
     "  -cpi FILE      run: continue from a checkpoint (<deffnm>.cpt of an earlier run) up to\n"
     "                 step nsteps\n"
+    "  -cpt MIN       run: minutes of wall time between checkpoints (default 15; 0: at every\n"
+    "                 10th step; -1: only the final one), as GROMACS's mdrun -cpt\n"
+    "  -maxh H        run: stop cleanly, with a checkpoint, at the first step after 0.99 x H\n"
+    "                 hours (default -1: no limit)\n"
     "  -v             progress on stderr\n"
     "  -h, -help      this help\n"
     "  -version       version, git commit and build options\n"
@@ -85,7 +91,17 @@ static void print_version(void)
 
 static int parse(int argc, char **argv, struct cli *cli)
 {
-    enum { OPT_DEFFNM = 256, OPT_NSTEPS, OPT_SET, OPT_VERSION, OPT_BACKEND, OPT_DD, OPT_CPI };
+    enum {
+        OPT_DEFFNM = 256,
+        OPT_NSTEPS,
+        OPT_SET,
+        OPT_VERSION,
+        OPT_BACKEND,
+        OPT_DD,
+        OPT_CPI,
+        OPT_CPT,
+        OPT_MAXH
+    };
     static const struct option options[] = {
         {"f", required_argument, NULL, 'f'},
         {"c", required_argument, NULL, 'c'},
@@ -101,6 +117,8 @@ static int parse(int argc, char **argv, struct cli *cli)
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"dd", required_argument, NULL, OPT_DD},
         {"cpi", required_argument, NULL, OPT_CPI},
+        {"cpt", required_argument, NULL, OPT_CPT},
+        {"maxh", required_argument, NULL, OPT_MAXH},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
     };
@@ -149,6 +167,17 @@ static int parse(int argc, char **argv, struct cli *cli)
         case OPT_CPI:
             cli->cpi = optarg;
             break;
+        case OPT_CPT:
+        case OPT_MAXH: {
+            char *end;
+            const double value = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !isfinite(value)) {
+                return hmd_error_set(HMD_EUSAGE, "-%s %s: expected a number",
+                                     opt == OPT_CPT ? "cpt" : "maxh", optarg);
+            }
+            *(opt == OPT_CPT ? &cli->cpt : &cli->maxh) = value;
+            break;
+        }
         case OPT_VERSION:
             print_version();
             exit(0);
@@ -439,6 +468,8 @@ static int cmd_run(const struct cli *cli, int argc, char **argv)
         .dd = {cli->dd[0], cli->dd[1], cli->dd[2]},
         .cpi = cli->cpi,
         .cmdline = cmdline,
+        .cpt_minutes = cli->cpt,
+        .maxh = cli->maxh,
     };
     const int rc = require(cli->conf, "-c structure", "run");
     return rc ? rc : hmd_run(&opt);
@@ -459,7 +490,7 @@ int hmd_cli_main(int argc, char **argv)
         print_version();
         return HMD_OK;
     }
-    struct cli cli = {0};
+    struct cli cli = {.cpt = 15.0, .maxh = -1.0};
     int rc = parse(argc, argv, &cli);
     if (rc) {
         return rc;

@@ -102,7 +102,8 @@ static int open_outputs_root(struct md *md)
     md->out.gather_x = malloc(bytes);
     md->out.gather_v = malloc(bytes);
     md->out.gather_f = malloc(bytes);
-    if (!md->out.gather_x || !md->out.gather_v || !md->out.gather_f) {
+    md->out.gather_xl = malloc(bytes);
+    if (!md->out.gather_x || !md->out.gather_v || !md->out.gather_f || !md->out.gather_xl) {
         return hmd_error_set(HMD_ENOMEM, "out of memory for output buffers");
     }
     md_output_path(md, ".log", path, sizeof path);
@@ -185,6 +186,14 @@ static int write_frame(struct md *md)
     return hmd_comm_agree(rc);
 }
 
+/* Whether the checkpoint carries the positions of the last list build: on the host step, where
+ * the continued run rebuilds its list from them (same ghosts, same wrapping, same later
+ * rebuilds: bitwise continuation at any step). */
+static bool list_positions_kept(const struct md *md)
+{
+    return !hmd_device_run_on(&md->gpu) && md->fs.nl.ncentre == md->sys.atoms.nlocal;
+}
+
 /* <deffnm>.cpt from the gathered state (rank 0). */
 static int write_checkpoint(struct md *md)
 {
@@ -196,6 +205,10 @@ static int write_checkpoint(struct md *md)
         .has_box = md->sys.has_box,
         .x = md->out.gather_x,
         .v = md->out.gather_v,
+        .gen_seed = md->p.gen_seed,
+        .ld_seed = md->p.ld_seed,
+        .list_step = list_positions_kept(md) ? md->list_step : -1,
+        .x_list = list_positions_kept(md) ? md->out.gather_xl : NULL,
     };
     memcpy(c.h, md->sys.box.h, sizeof c.h);
     snprintf(c.model, sizeof c.model, "%s", md->model_path);
@@ -208,11 +221,33 @@ static int write_checkpoint(struct md *md)
     return rc;
 }
 
+/* The list positions, by global id, on rank 0 (host step). Collective. */
+static int gather_list_positions(struct md *md)
+{
+    if (!list_positions_kept(md)) {
+        return HMD_OK;
+    }
+    const struct hmd_atoms *a = &md->sys.atoms;
+    return hmd_collect_gather(a->id, md->fs.nl.x_build, a->nlocal, 3, md->out.gather_xl,
+                              md->sys.natoms);
+}
+
+int md_write_checkpoint(struct md *md)
+{
+    int rc = gather_state(md);
+    rc = rc ? rc : gather_list_positions(md);
+    if (!rc && hmd_comm_rank() == 0) {
+        rc = write_checkpoint(md);
+    }
+    return hmd_comm_agree(rc);
+}
+
 /* The final configuration: last trajectory frame, <deffnm>.gro and <deffnm>.cpt. Collective. */
 int md_write_final(struct md *md)
 {
     char path[HMD_MD_NAME_MAX], note[HMD_MD_NAME_MAX];
     int rc = md->out.last_frame_step == md->step ? gather_state(md) : write_frame(md);
+    rc = rc ? rc : hmd_comm_agree(gather_list_positions(md));
     if (rc || hmd_comm_rank() != 0) {
         return hmd_comm_agree(rc);
     }
@@ -244,7 +279,8 @@ void md_close_outputs(struct md *md)
     free(md->out.gather_x);
     free(md->out.gather_v);
     free(md->out.gather_f);
-    md->out.gather_x = md->out.gather_v = md->out.gather_f = NULL;
+    free(md->out.gather_xl);
+    md->out.gather_x = md->out.gather_v = md->out.gather_f = md->out.gather_xl = NULL;
 }
 
 /* A potential energy that is not finite stops the run. */

@@ -34,6 +34,7 @@ enum { HMD_MD_NAME_MAX = 4096 };
 /* The outputs of a run (owned, rank 0 only). */
 struct md_outputs {
     double *gather_x, *gather_v, *gather_f; /* [natoms][3] gathered arrays, by global id */
+    double *gather_xl; /* [natoms][3] positions of the last list build (host step), by id */
     FILE *log;
     struct hmd_energy_csv *csv;
     struct hmd_xyz_traj *xyz;
@@ -65,8 +66,15 @@ struct md {
     double ndof;            /* degrees of freedom of the kinetic energy */
     double thermostat_work; /* kinetic energy added by the thermostat so far (eV) */
     int64_t step;
-    int64_t first_step; /* the step the run started from: 0, or the checkpoint's (-cpi) */
-    int stop_signal;    /* SIGTERM or SIGINT seen by every rank: the loop ends after the step */
+    int64_t first_step;   /* the step the run started from: 0, or the checkpoint's (-cpi) */
+    int64_t list_step;    /* step of the last neighbour-list build (host step) */
+    double *cpt_x;        /* -cpi with list positions, until set-up ends: the checkpoint's
+                             positions [natoms][3] by id (every rank; owned) */
+    int stop_signal;      /* SIGTERM or SIGINT seen by every rank: the loop ends after the step */
+    bool stop_maxh;       /* -maxh reached (rank 0's clock, agreed): the loop ends too */
+    bool checkpoint_due;  /* -cpt: write a checkpoint of this step before the next */
+    int64_t ncheckpoints; /* periodic checkpoints written so far */
+    double t_begin;       /* wall time at the run's start (s), for -cpt and -maxh */
     struct md_outputs out;
     struct md_devi devi;
     char backend[512]; /* the compute backend chosen, for the log */
@@ -91,9 +99,10 @@ struct md {
 int md_setup(struct md *md);
 
 /* outputs.c */
-int md_open_outputs(struct md *md);  /* rank 0 creates them; collective */
-int md_write_outputs(struct md *md); /* an output step's lines and frames */
-int md_write_final(struct md *md);   /* last frame, .gro, .cpt; collective */
+int md_open_outputs(struct md *md);     /* rank 0 creates them; collective */
+int md_write_outputs(struct md *md);    /* an output step's lines and frames */
+int md_write_final(struct md *md);      /* last frame, .gro, .cpt; collective */
+int md_write_checkpoint(struct md *md); /* .cpt of this step (host state); collective */
 void md_close_outputs(struct md *md);
 void md_finish(struct md *md, double wall); /* the performance table and run record */
 void md_output_path(const struct md *md, const char *suffix, char *out, size_t len);

@@ -92,7 +92,10 @@ static int checkpoint_into_frame(struct md *md, const struct hmd_checkpoint *c)
             return hmd_error_set(HMD_ENOMEM, "out of memory");
         }
     }
-    memcpy(f->x, c->x, sizeof(double) * 3 * f->natoms);
+    /* with the positions of the last list build, the atoms start there: the first rebuild
+     * then makes the original run's ghosts and list, and set_up_system moves them on to the
+     * checkpoint's positions (restore_positions) */
+    memcpy(f->x, c->x_list ? c->x_list : c->x, sizeof(double) * 3 * f->natoms);
     memcpy(f->v, c->v, sizeof(double) * 3 * f->natoms);
     if (c->has_box && hmd_box_init(&f->box, c->h, f->box.periodic)) {
         return hmd_error_prefix(HMD_EDATA, "%s: ", cpt);
@@ -104,7 +107,8 @@ static int checkpoint_into_frame(struct md *md, const struct hmd_checkpoint *c)
  * thermostat work on every rank. Collective; before the atoms are distributed. */
 static int apply_checkpoint(struct md *md)
 {
-    double state[2] = {0.0, 0.0}; /* step (exact in a double), thermostat work */
+    /* step, list step (exact in a double), thermostat work, ld-seed used */
+    double state[4] = {0.0, -1.0, 0.0, -1.0};
     int rc = HMD_OK;
     if (hmd_comm_rank() == 0) {
         struct hmd_checkpoint c;
@@ -112,7 +116,13 @@ static int apply_checkpoint(struct md *md)
         if (!rc) {
             rc = checkpoint_into_frame(md, &c);
             state[0] = (double)c.step;
-            state[1] = c.thermostat_work;
+            state[1] = c.x_list ? (double)c.list_step : -1.0;
+            state[2] = c.thermostat_work;
+            state[3] = (double)c.ld_seed;
+        }
+        if (!rc && c.x_list) { /* kept until set-up ends */
+            md->cpt_x = c.x;
+            c.x = NULL;
         }
         hmd_checkpoint_free(&c);
     }
@@ -122,7 +132,11 @@ static int apply_checkpoint(struct md *md)
     }
     hmd_comm_bcast(state, sizeof state, 0);
     md->first_step = md->step = (int64_t)state[0];
-    md->thermostat_work = state[1];
+    md->list_step = (int64_t)state[1];
+    md->thermostat_work = state[2];
+    if (md->p.ld_seed == -1 && state[3] >= 0) { /* the noise goes on with the seed drawn */
+        md->p.ld_seed = (int64_t)state[3];
+    }
     if (md->p.nsteps >= 0 && md->step >= md->p.nsteps) {
         return hmd_error_set(HMD_ECONFIG,
                              "nsteps = %" PRId64 ", but the checkpoint %s is at step %" PRId64
@@ -135,6 +149,36 @@ static int apply_checkpoint(struct md *md)
                         "checkpoint's\n");
     }
     md->p.gen_vel = false;
+    return HMD_OK;
+}
+
+/* -cpi with list positions: after the first rebuild at those positions, every rank's home
+ * atoms take the checkpoint's positions and the ghosts follow (forward halo), as they were
+ * in the run that wrote it. Collective; a no-op otherwise. */
+static int restore_positions(struct md *md)
+{
+    int have = md->cpt_x != NULL;
+    hmd_comm_max_int(&have, 1);
+    if (!have) {
+        md->list_step = md->step;
+        return HMD_OK;
+    }
+    const size_t bytes = sizeof(double) * 3 * (size_t)md->sys.natoms;
+    if (!md->cpt_x) {
+        md->cpt_x = malloc(bytes);
+    }
+    int rc = hmd_comm_agree(md->cpt_x ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory"));
+    if (rc) {
+        return rc;
+    }
+    hmd_comm_bcast(md->cpt_x, bytes, 0);
+    struct hmd_atoms *a = &md->sys.atoms;
+    for (int i = 0; i < a->nlocal; i++) {
+        memcpy(a->x + 3 * i, md->cpt_x + 3 * a->id[i], sizeof(double) * 3);
+    }
+    free(md->cpt_x);
+    md->cpt_x = NULL;
+    hmd_forces_update_ghosts(&md->fs, a, &md->sys.box);
     return HMD_OK;
 }
 
@@ -191,7 +235,8 @@ static int set_up_system(struct md *md)
     }
     rc = md_devi_setup(md);
     /* the first borders also rejects a cell too small for the cut-off, before any output */
-    return rc ? rc : hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+    rc = rc ? rc : hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+    return rc ? rc : restore_positions(md);
 }
 
 int md_setup(struct md *md)

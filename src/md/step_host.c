@@ -63,6 +63,7 @@ static int rebuild_neighbors(struct md *md)
                        md->p.dlb_threshold);
     md->t_force_mark = md->fs.t_force;
     int rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+    md->list_step = md->step;
     hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
     return rc;
 }

@@ -18,7 +18,7 @@ if(HMD_HAVE_MPI AND MPIEXEC_EXECUTABLE)
     set_tests_properties(mpi.halo_identity_${name} PROPERTIES LABELS mpi
       ENVIRONMENT OMP_NUM_THREADS=1 PROCESSORS ${np})
   endforeach()
-  foreach(t invariance trajectory skin replicated balance)
+  foreach(t invariance trajectory skin replicated balance continuation)
     add_test(NAME mpi.${t}
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_decomposition.py ${t}
               ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:halomd> ${HMD_TEST_DATA}
