@@ -81,9 +81,10 @@ static const struct choice integrators[] = {
     {"md", 0, NULL}, /* GROMACS's md is leap-frog; halomd has velocity Verlet only */
     {"sd", UNSUPPORTED, "use integrator = md-vv with tcoupl = langevin"},
     {"bd", UNSUPPORTED, NULL},
-    {"steep", UNSUPPORTED, "energy minimisation is not implemented"},
-    {"cg", UNSUPPORTED, "energy minimisation is not implemented"},
-    {"l-bfgs", UNSUPPORTED, "energy minimisation is not implemented"},
+    {"steep", 1, NULL},
+    {"fire", 2, NULL},
+    {"cg", UNSUPPORTED, "use integrator = steep or fire"},
+    {"l-bfgs", UNSUPPORTED, "use integrator = steep or fire"},
     {NULL, 0, NULL},
 };
 
@@ -190,10 +191,16 @@ static const struct choice vdw_modifiers[] = {
 
 static const struct param_def params[] = {
     {"integrator", P_WORD, "md-vv", "", WORDS(integrators), FIELD(integrator),
-     "integration algorithm: md-vv = velocity Verlet; md is an alias of md-vv"},
+     "integration algorithm: md-vv = velocity Verlet; md is an alias of md-vv; steep "
+     "(steepest descent) and fire (FIRE) minimise the energy"},
     {"dt", P_REAL, "0.0005", "ps", NUM_GT(0, 0.01), FIELD(dt), "time step"},
     {"nsteps", P_INT64, "0", "", NUM(-1, INFINITY), FIELD(nsteps),
      "number of steps; -1 = run until stopped"},
+    {"emtol", P_REAL, "0.0104", "eV/Å", NUM_GT(0, INFINITY), FIELD(emtol),
+     "steep, fire: converged when the largest force is below this (GROMACS's 10 kJ/mol/nm)"},
+    {"emstep", P_REAL, "0.1", "", NUM_GT(0, INFINITY), FIELD(emstep),
+     "steep: first largest atom move (Å); fire: first time step (ps; when not given, "
+     "0.0002 ps, the largest being 10 x emstep)"},
     {"nstlist", P_INT, "0", "", NUM(0, INFINITY), FIELD(nstlist),
      "steps between neighbour-list rebuilds; 0 = rebuild when an atom has moved more than "
      "half the buffer"},

@@ -66,7 +66,7 @@ enum hmd_vdw_modifier {
 };
 
 #define HMD_PATH_MAX 4096
-#define HMD_PARAMS_MAX_KEYS 64
+#define HMD_PARAMS_MAX_KEYS 96
 
 /* Where a value came from, for messages and the parameter echo. A file origin points into
  * hmd_params.origin_file of the struct it belongs to, so it does not survive a struct copy. */
@@ -77,9 +77,13 @@ struct hmd_param_origin {
 
 struct hmd_params {
     /* integration */
-    char integrator[16]; /* "md-vv" (velocity Verlet); "md" is accepted and stored as "md-vv" */
+    char integrator[16]; /* "md-vv" (velocity Verlet; "md" is stored as "md-vv"), "steep" or
+                            "fire" (energy minimisation, md/em_run.c) */
     double dt;           /* time step (ps) */
     int64_t nsteps;      /* number of steps; -1 = run forever */
+    /* energy minimisation (integrator = steep or fire) */
+    double emtol;  /* converged when the largest force is below it (eV/Å) */
+    double emstep; /* steep: first largest move (Å); fire: first time step (ps) */
     /* neighbour list */
     int nstlist;          /* rebuild every nstlist steps; 0 = only when an atom moved skin/2 */
     double verlet_buffer; /* skin added to the model cut-off (Å); from rlist - rcut if rlist set */

@@ -131,7 +131,15 @@ int hmd_run(const struct hmd_run_options *opt)
     md->sel.first_step = -1;
     md->progress_tty = isatty(STDERR_FILENO);
     md->progress = opt->verbose || md->progress_tty;
-    int rc = md_setup(md);
+    int rc = md_read_parameters(md);
+    if (!rc && md_minimizing(&md->p)) {
+        rc = md_minimize(md);
+        free(md);
+        return rc;
+    }
+    if (!rc) {
+        rc = md_setup(md);
+    }
     if (!rc) {
         catch_stop_signals();
     }

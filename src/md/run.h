@@ -33,8 +33,9 @@ struct hmd_run_options {
  * from that checkpoint's step, positions, velocities and cell, and runs to step nsteps (counted
  * from the first run's start). SIGTERM or SIGINT end the run after the current step, with every
  * final output written. Every input is read and checked before the first output is created;
- * existing outputs are backed up. Returns a status (HMD_ESOFTWARE when the run blows up, with the
- * step in the message). */
+ * existing outputs are backed up. With integrator = steep or fire the structure's energy is
+ * minimised instead (md/em_run.c): <deffnm>.log and the minimised <deffnm>.gro. Returns a status
+ * (HMD_ESOFTWARE when the run blows up, with the step in the message). */
 int hmd_run(const struct hmd_run_options *opt);
 
 #endif /* HMD_MD_RUN_H */

@@ -94,9 +94,18 @@ struct md {
     double t_start, t_last_progress;
 };
 
-/* setup.c: parameters, model, structure (and -cpi), velocities, the force calculation and the
- * first borders, every input checked before any output exists. Collective. */
+/* setup.c: the parameters (defaults, -f, -set, -nsteps, -backend, the model's path); then
+ * the model, structure (and -cpi), velocities, the force calculation and the first borders,
+ * every input checked before any output exists. Collective. */
+int md_read_parameters(struct md *md);
 int md_setup(struct md *md);
+
+/* em_run.c: energy minimisation instead of dynamics (integrator = steep or fire). */
+bool md_minimizing(const struct hmd_params *p);
+/* Minimises the structure's energy, writes <deffnm>.log and <deffnm>.gro (the minimised
+ * structure); not converging within nsteps is a note, not an error. Collective; after
+ * md_read_parameters, instead of md_setup. */
+int md_minimize(struct md *md);
 
 /* outputs.c */
 int md_open_outputs(struct md *md);     /* rank 0 creates them; collective */

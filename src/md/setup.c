@@ -14,7 +14,7 @@
 #include "md/integrate.h"
 #include "md/model_setup.h"
 
-static int read_parameters(struct md *md)
+int md_read_parameters(struct md *md)
 {
     const struct hmd_run_options *opt = md->opt;
     hmd_params_defaults(&md->p);
@@ -241,6 +241,5 @@ static int set_up_system(struct md *md)
 
 int md_setup(struct md *md)
 {
-    const int rc = read_parameters(md);
-    return rc ? rc : set_up_system(md);
+    return set_up_system(md);
 }

@@ -15,3 +15,9 @@ add_test(NAME md.model_devi
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md/check_model_devi.py 1
           $<TARGET_FILE:halomd> ${HMD_TEST_DATA} ${CMAKE_CURRENT_BINARY_DIR}/md/model_devi)
 set_tests_properties(md.model_devi PROPERTIES LABELS md)
+
+# integrator = steep and fire converge on the perturbed demo water
+add_test(NAME md.minimize
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md/check_em.py
+          $<TARGET_FILE:halomd> ${HMD_TEST_DATA} ${CMAKE_CURRENT_BINARY_DIR}/md/minimize)
+set_tests_properties(md.minimize PROPERTIES LABELS md)
