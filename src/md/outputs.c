@@ -201,6 +201,7 @@ static int write_checkpoint(struct md *md)
         .step = md->step,
         .dt = md->p.dt,
         .thermostat_work = md->thermostat_work,
+        .barostat_work = md->barostat_work,
         .natoms = md->sys.natoms,
         .has_box = md->sys.has_box,
         .x = md->out.gather_x,
@@ -337,7 +338,7 @@ static void compute_thermo(struct md *md)
     t->ke = hmd_integrate_kinetic_energy(&md->sys.atoms, ke_tensor);
     t->pe = md->fs.energy;
     t->etot = t->pe + t->ke;
-    t->conserved = t->etot - md->thermostat_work;
+    t->conserved = t->etot + md_barostat_pv(md) - md->thermostat_work - md->barostat_work;
     t->temp = md->ndof > 0 ? 2.0 * t->ke / (md->ndof * HMD_BOLTZMANN) : 0.0;
     const bool *pbc = md->sys.box.periodic;
     const bool periodic = md->sys.has_box && pbc[0] && pbc[1] && pbc[2];

@@ -21,6 +21,7 @@
 #include "io/traj_netcdf.h"
 #include "io/traj_xyz.h"
 #include "md/device_run.h"
+#include "md/crescale.h"
 #include "md/evaluator.h"
 #include "md/forces.h"
 #include "md/report.h"
@@ -63,8 +64,11 @@ struct md {
     struct hmd_device_run gpu; /* backend = cuda: the step on the GPU, else empty */
     double next_disp;          /* device step: the displacement the next step will have */
     struct hmd_thermostat th;
-    double ndof;            /* degrees of freedom of the kinetic energy */
-    double thermostat_work; /* kinetic energy added by the thermostat so far (eV) */
+    double ndof;              /* degrees of freedom of the kinetic energy */
+    double thermostat_work;   /* kinetic energy added by the thermostat so far (eV) */
+    struct hmd_crescale baro; /* pcoupl = c-rescale: the barostat's parameters */
+    double barostat_work;     /* energy the barostat gave the system so far (eV) */
+    double h_list[3][3];      /* the cell at the last list build (Å), for md_barostat_drift */
     int64_t step;
     int64_t first_step;   /* the step the run started from: 0, or the checkpoint's (-cpi) */
     int64_t list_step;    /* step of the last neighbour-list build (host step) */
@@ -132,6 +136,19 @@ bool md_devi_step(const struct md *md);
 int md_devi_write(struct md *md);
 /* Closes the file and the models; HMD_EIO when the file cannot be completed. */
 int md_devi_close(struct md *md);
+
+/* barostat.c: pcoupl = c-rescale on the host step */
+/* Fills md->baro from the parameters; refuses a cell that is not periodic in 3D and the
+ * device step. After the backend is chosen. */
+int md_barostat_setup(struct md *md);
+/* Every nstpcouple steps, between steps: scales the cell, home positions and velocities and
+ * adds to md->barostat_work. Collective. */
+int md_barostat_step(struct md *md);
+/* How far the cell vectors moved since the last list build (Å, summed over a, b, c); 0
+ * without pressure coupling. */
+double md_barostat_drift(const struct md *md);
+/* P0 V (eV) of the conserved quantity; 0 without pressure coupling. */
+double md_barostat_pv(const struct md *md);
 
 /* step_host.c */
 int md_start_host(struct md *md); /* the forces of the first step */

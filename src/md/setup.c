@@ -108,7 +108,7 @@ static int checkpoint_into_frame(struct md *md, const struct hmd_checkpoint *c)
 static int apply_checkpoint(struct md *md)
 {
     /* step, list step (exact in a double), thermostat work, ld-seed used */
-    double state[4] = {0.0, -1.0, 0.0, -1.0};
+    double state[5] = {0.0, -1.0, 0.0, -1.0, 0.0}; /* ..., barostat work */
     int rc = HMD_OK;
     if (hmd_comm_rank() == 0) {
         struct hmd_checkpoint c;
@@ -119,6 +119,7 @@ static int apply_checkpoint(struct md *md)
             state[1] = c.x_list ? (double)c.list_step : -1.0;
             state[2] = c.thermostat_work;
             state[3] = (double)c.ld_seed;
+            state[4] = c.barostat_work;
         }
         if (!rc && c.x_list) { /* kept until set-up ends */
             md->cpt_x = c.x;
@@ -134,6 +135,7 @@ static int apply_checkpoint(struct md *md)
     md->first_step = md->step = (int64_t)state[0];
     md->list_step = (int64_t)state[1];
     md->thermostat_work = state[2];
+    md->barostat_work = state[4];
     if (md->p.ld_seed == -1 && state[3] >= 0) { /* the noise goes on with the seed drawn */
         md->p.ld_seed = (int64_t)state[3];
     }
@@ -233,7 +235,8 @@ static int set_up_system(struct md *md)
     if (rc) {
         return rc;
     }
-    rc = md_devi_setup(md);
+    rc = hmd_comm_agree(md_barostat_setup(md));
+    rc = rc ? rc : md_devi_setup(md);
     /* the first borders also rejects a cell too small for the cut-off, before any output */
     rc = rc ? rc : hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
     return rc ? rc : restore_positions(md);

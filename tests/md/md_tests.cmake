@@ -21,3 +21,9 @@ add_test(NAME md.minimize
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md/check_em.py
           $<TARGET_FILE:halomd> ${HMD_TEST_DATA} ${CMAKE_CURRENT_BINARY_DIR}/md/minimize)
 set_tests_properties(md.minimize PROPERTIES LABELS md)
+
+# pcoupl = c-rescale: the volume responds, the conserved quantity stays finite (short)
+add_test(NAME md.npt
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md/check_npt.py
+          $<TARGET_FILE:halomd> ${HMD_TEST_DATA} ${CMAKE_CURRENT_BINARY_DIR}/md/npt)
+set_tests_properties(md.npt PROPERTIES LABELS md)
