@@ -186,14 +186,6 @@ static int write_frame(struct md *md)
     return hmd_comm_agree(rc);
 }
 
-/* Whether the checkpoint carries the positions of the last list build: on the host step, where
- * the continued run rebuilds its list from them (same ghosts, same wrapping, same later
- * rebuilds: bitwise continuation at any step). */
-static bool list_positions_kept(const struct md *md)
-{
-    return !hmd_device_run_on(&md->gpu) && md->fs.nl.ncentre == md->sys.atoms.nlocal;
-}
-
 /* <deffnm>.cpt from the gathered state (rank 0). */
 static int write_checkpoint(struct md *md)
 {
@@ -208,8 +200,8 @@ static int write_checkpoint(struct md *md)
         .v = md->out.gather_v,
         .gen_seed = md->p.gen_seed,
         .ld_seed = md->p.ld_seed,
-        .list_step = list_positions_kept(md) ? md->list_step : -1,
-        .x_list = list_positions_kept(md) ? md->out.gather_xl : NULL,
+        .list_step = md->out.list_kept ? md->list_step : -1,
+        .x_list = md->out.list_kept ? md->out.gather_xl : NULL,
     };
     memcpy(c.h, md->sys.box.h, sizeof c.h);
     snprintf(c.model, sizeof c.model, "%s", md->model_path);
@@ -222,10 +214,17 @@ static int write_checkpoint(struct md *md)
     return rc;
 }
 
-/* The list positions, by global id, on rank 0 (host step). Collective. */
+/* The positions of the last list build, by global id, on rank 0, and md->out.list_kept: kept
+ * on the host step in halo mode on every rank, where a continued run rebuilds its list from
+ * them (same ghosts, same wrapping, same later rebuilds: bitwise continuation at any step).
+ * Collective. */
 static int gather_list_positions(struct md *md)
 {
-    if (!list_positions_kept(md)) {
+    int lost = hmd_device_run_on(&md->gpu) || md->fs.replicated ||
+               md->fs.nl.ncentre != md->sys.atoms.nlocal;
+    hmd_comm_max_int(&lost, 1);
+    md->out.list_kept = !lost;
+    if (lost) {
         return HMD_OK;
     }
     const struct hmd_atoms *a = &md->sys.atoms;

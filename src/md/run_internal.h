@@ -36,6 +36,7 @@ enum { HMD_MD_NAME_MAX = 4096 };
 struct md_outputs {
     double *gather_x, *gather_v, *gather_f; /* [natoms][3] gathered arrays, by global id */
     double *gather_xl; /* [natoms][3] positions of the last list build (host step), by id */
+    bool list_kept;    /* gather_xl holds them for the checkpoint being written */
     FILE *log;
     struct hmd_energy_csv *csv;
     struct hmd_xyz_traj *xyz;
