@@ -1,5 +1,5 @@
 /* What `halomd eval` does with labelled data and with several models, over the single-point
- * evaluator (api/evaluator.h):
+ * evaluator (md/evaluator.h):
  *
  * hmd_eval_test: `dp test`. Every frame of every DeePMD-kit system under a folder, errors
  *   against the labels per system and weighted over all (nnp/test_errors.h), reported as
@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "api/evaluator.h"
+#include "md/evaluator.h"
 
 /* `dp test` of the model of `ev` (opened from `model_path`) on the systems under `root`
  * (io/deepmd_data.h hmd_deepmd_find_systems). Writes the text report to `report` (rank 0) and

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/evaluator.h"
+#include "md/evaluator.h"
 #include "core/error.h"
 #include "hmd_buildinfo.h"
 

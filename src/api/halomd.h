@@ -1,7 +1,7 @@
 /* The C API of libhalomd for bindings (python/halomd uses it through ctypes): open a DeePMD-kit
  * model once, evaluate it on one configuration after another. The model, the workspace and the
  * GPU context stay between calls; each call goes through the evaluator `halomd eval` uses
- * (api/evaluator.h), so the results are those of `halomd eval`, bit for bit.
+ * (md/evaluator.h), so the results are those of `halomd eval`, bit for bit.
  *
  * Units: Å, eV, eV/Å. Conventions are DeePMD-kit's: the virial is sum_k F_k (x) r_k over all
  * atoms and periodic images, row-major (eV).

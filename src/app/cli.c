@@ -3,6 +3,7 @@
 #include "app/cli.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "dd/collect.h"
 #include "comm/comm.h"
 #include "api/eval_data.h"
-#include "api/evaluator.h"
+#include "md/evaluator.h"
 #include "io/backup.h"
 #include "io/eval_json.h"
 #include "io/json_file.h"
@@ -34,6 +35,7 @@ struct cli {
     int nset;
     long long nsteps;
     bool have_nsteps, verbose;
+    double cpt, maxh; /* -cpt minutes (default 15), -maxh hours (default -1: none) */
 };
 
 static const char usage_text[] =
@@ -42,7 +44,7 @@ static const char usage_text[] =
     "commands:\n"
     "  run    molecular dynamics\n"
     "           halomd run -f md.mdp -c conf -m model.dp [-deffnm md] [-nsteps N] [-v]\n"
-    "                      [-set key=value]... [-cpi md.cpt]\n"
+    "                      [-set key=value]... [-cpi md.cpt] [-cpt MIN] [-maxh H]\n"
     "           halomd run -f md.mdp -c conf.gro -p topol.top        classical force field\n"
     "           halomd run -f md.mdp -c conf.gro -p topol.top -m model.dp [-n index.ndx]\n"
     "                  hybrid ML/MM: the model on nnp-group, the topology on the rest\n"
@@ -60,7 +62,8 @@ static const char usage_text[] =
     "  -f FILE        run parameters (.mdp-style key = value; see docs/parameters.md)\n"
     "  -c FILE        structure: .gro, .pdb, .xyz (extended XYZ), LAMMPS data\n"
     "  -m FILE...     DeePMD-kit model (.dp, from `dp convert-backend model.pth model.dp`);\n"
-    "                 eval: several models give their model deviation\n"
+    "                 several models: run and eval write their model deviation\n"
+    "                 (<deffnm>.model_devi.out; run: the first drives, every model-devi-freq)\n"
     "  -p FILE        run: GROMACS topology (.top with its #includes): the classical force\n"
     "                 field (-m optional); with -m and nnp-group, hybrid ML/MM\n"
     "  -n FILE        run: GROMACS index file (.ndx) whose group nnp-group names\n"
@@ -74,6 +77,10 @@ static const char usage_text[] =
     "  -dd NX NY NZ   domain grid for mpirun (default: chosen to minimise the halo)\n"
     "  -cpi FILE      run: continue from a checkpoint (<deffnm>.cpt of an earlier run) up to\n"
     "                 step nsteps\n"
+    "  -cpt MIN       run: minutes of wall time between checkpoints (default 15; 0: at every\n"
+    "                 10th step; -1: only the final one), as GROMACS's mdrun -cpt\n"
+    "  -maxh H        run: stop cleanly, with a checkpoint, at the first step after 0.99 x H\n"
+    "                 hours (default -1: no limit)\n"
     "  -v             progress on stderr\n"
     "  -h, -help      this help\n"
     "  -version       version, git commit and build options\n"
@@ -90,7 +97,17 @@ static void print_version(void)
 
 static int parse(int argc, char **argv, struct cli *cli)
 {
-    enum { OPT_DEFFNM = 256, OPT_NSTEPS, OPT_SET, OPT_VERSION, OPT_BACKEND, OPT_DD, OPT_CPI };
+    enum {
+        OPT_DEFFNM = 256,
+        OPT_NSTEPS,
+        OPT_SET,
+        OPT_VERSION,
+        OPT_BACKEND,
+        OPT_DD,
+        OPT_CPI,
+        OPT_CPT,
+        OPT_MAXH
+    };
     static const struct option options[] = {
         {"f", required_argument, NULL, 'f'},
         {"c", required_argument, NULL, 'c'},
@@ -108,6 +125,8 @@ static int parse(int argc, char **argv, struct cli *cli)
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"dd", required_argument, NULL, OPT_DD},
         {"cpi", required_argument, NULL, OPT_CPI},
+        {"cpt", required_argument, NULL, OPT_CPT},
+        {"maxh", required_argument, NULL, OPT_MAXH},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
     };
@@ -162,6 +181,17 @@ static int parse(int argc, char **argv, struct cli *cli)
         case OPT_CPI:
             cli->cpi = optarg;
             break;
+        case OPT_CPT:
+        case OPT_MAXH: {
+            char *end;
+            const double value = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !isfinite(value)) {
+                return hmd_error_set(HMD_EUSAGE, "-%s %s: expected a number",
+                                     opt == OPT_CPT ? "cpt" : "maxh", optarg);
+            }
+            *(opt == OPT_CPT ? &cli->cpt : &cli->maxh) = value;
+            break;
+        }
         case OPT_VERSION:
             print_version();
             exit(0);
@@ -442,6 +472,8 @@ static int cmd_run(const struct cli *cli, int argc, char **argv)
         .model = cli->model,
         .top = cli->top,
         .index = cli->index,
+        .models = cli->models,
+        .nmodels = cli->nmodels,
         .deffnm = cli->deffnm ? cli->deffnm : "md",
         .nsteps = cli->nsteps,
         .have_nsteps = cli->have_nsteps,
@@ -452,14 +484,10 @@ static int cmd_run(const struct cli *cli, int argc, char **argv)
         .dd = {cli->dd[0], cli->dd[1], cli->dd[2]},
         .cpi = cli->cpi,
         .cmdline = cmdline,
+        .cpt_minutes = cli->cpt,
+        .maxh = cli->maxh,
     };
-    int rc = require(cli->conf, "-c structure", "run");
-    if (!rc && cli->nmodels > 1) {
-        rc = hmd_error_set(HMD_ENOTSUP,
-                           "halomd run with several models (-m a.dp b.dp ...) is not in the MD "
-                           "loop yet: run with one model, then compute the model deviation of "
-                           "its frames with halomd eval -m a.dp b.dp ... -c md.xyz");
-    }
+    const int rc = require(cli->conf, "-c structure", "run");
     return rc ? rc : hmd_run(&opt);
 }
 
@@ -478,7 +506,7 @@ int hmd_cli_main(int argc, char **argv)
         print_version();
         return HMD_OK;
     }
-    struct cli cli = {0};
+    struct cli cli = {.cpt = 15.0, .maxh = -1.0};
     int rc = parse(argc, argv, &cli);
     if (rc) {
         return rc;

@@ -81,9 +81,10 @@ static const struct choice integrators[] = {
     {"md", 0, NULL}, /* GROMACS's md is leap-frog; halomd has velocity Verlet only */
     {"sd", UNSUPPORTED, "use integrator = md-vv with tcoupl = langevin"},
     {"bd", UNSUPPORTED, NULL},
-    {"steep", UNSUPPORTED, "energy minimisation is not implemented"},
-    {"cg", UNSUPPORTED, "energy minimisation is not implemented"},
-    {"l-bfgs", UNSUPPORTED, "energy minimisation is not implemented"},
+    {"steep", 1, NULL},
+    {"fire", 2, NULL},
+    {"cg", UNSUPPORTED, "use integrator = steep or fire"},
+    {"l-bfgs", UNSUPPORTED, "use integrator = steep or fire"},
     {NULL, 0, NULL},
 };
 
@@ -188,12 +189,35 @@ static const struct choice vdw_modifiers[] = {
     {NULL, 0, NULL},
 };
 
+static const struct choice pcoupls[] = {
+    {"no", HMD_PCOUPL_NO, NULL},
+    {"c-rescale", HMD_PCOUPL_CRESCALE, NULL},
+    {"berendsen", UNSUPPORTED, "use c-rescale (first-order like Berendsen, right fluctuations)"},
+    {"parrinello-rahman", UNSUPPORTED, "use c-rescale"},
+    {"mttk", UNSUPPORTED, "use c-rescale"},
+    {NULL, 0, NULL},
+};
+
+static const struct choice pcoupltypes[] = {
+    {"isotropic", HMD_PCOUPLTYPE_ISOTROPIC, NULL},
+    {"semiisotropic", HMD_PCOUPLTYPE_SEMIISOTROPIC, NULL},
+    {"anisotropic", HMD_PCOUPLTYPE_ANISOTROPIC, NULL},
+    {"surface-tension", UNSUPPORTED, NULL},
+    {NULL, 0, NULL},
+};
+
 static const struct param_def params[] = {
     {"integrator", P_WORD, "md-vv", "", WORDS(integrators), FIELD(integrator),
-     "integration algorithm: md-vv = velocity Verlet; md is an alias of md-vv"},
+     "integration algorithm: md-vv = velocity Verlet; md is an alias of md-vv; steep "
+     "(steepest descent) and fire (FIRE) minimise the energy"},
     {"dt", P_REAL, "0.0005", "ps", NUM_GT(0, 0.01), FIELD(dt), "time step"},
     {"nsteps", P_INT64, "0", "", NUM(-1, INFINITY), FIELD(nsteps),
      "number of steps; -1 = run until stopped"},
+    {"emtol", P_REAL, "0.0104", "eV/Å", NUM_GT(0, INFINITY), FIELD(emtol),
+     "steep, fire: converged when the largest force is below this (GROMACS's 10 kJ/mol/nm)"},
+    {"emstep", P_REAL, "0.1", "", NUM_GT(0, INFINITY), FIELD(emstep),
+     "steep: first largest atom move (Å); fire: first time step (ps; when not given, "
+     "0.0002 ps, the largest being 10 x emstep)"},
     {"nstlist", P_INT, "0", "", NUM(0, INFINITY), FIELD(nstlist),
      "steps between neighbour-list rebuilds; 0 = rebuild when an atom has moved more than "
      "half the buffer"},
@@ -208,6 +232,19 @@ static const struct param_def params[] = {
      "reference temperature; required when tcoupl is not no"},
     {"ld-seed", P_INT64, "-1", "", NUM(-1, INFINITY), FIELD(ld_seed),
      "seed of the thermostat noise; -1 = from the clock (logged)"},
+    {"pcoupl", P_ENUM, "no", "", WORDS(pcoupls), FIELD(pcoupl),
+     "pressure coupling: c-rescale = stochastic cell rescaling (Bernetti and Bussi 2020; host "
+     "step, backend = cpu)"},
+    {"pcoupltype", P_ENUM, "isotropic", "", WORDS(pcoupltypes), FIELD(pcoupltype),
+     "isotropic (one ref-p and compressibility), semiisotropic (xy and z: two), anisotropic "
+     "(xx yy zz xy xz yz: six)"},
+    {"nstpcouple", P_INT, "10", "", NUM(1, INFINITY), FIELD(nstpcouple),
+     "steps between pressure couplings"},
+    {"tau-p", P_REAL, "5", "ps", NUM_GT(0, INFINITY), FIELD(tau_p), "pressure coupling time"},
+    {"ref-p", P_TEXT, "1", "bar", TEXT, FIELD(ref_p),
+     "reference pressure: one, two or six numbers as pcoupltype says"},
+    {"compressibility", P_TEXT, "4.5e-5", "1/bar", TEXT, FIELD(compressibility),
+     "isothermal compressibility, as many numbers as ref-p (water: 4.5e-5)"},
     {"comm-mode", P_ENUM, "linear", "", WORDS(com_modes), FIELD(com_mode),
      "removal of the centre-of-mass motion"},
     {"nstcomm", P_INT, "100", "", NUM(1, INFINITY), FIELD(nstcomm),
@@ -872,6 +909,64 @@ static void derive(struct hmd_params *p, const char *key, double *value, double 
     p->origin[key_index(key)] = (struct hmd_param_origin){derived_origin, 0};
 }
 
+int hmd_params_numbers(const char *text, double *out, int max)
+{
+    int n = 0;
+    for (const char *c = text;;) {
+        while (isspace((unsigned char)*c)) {
+            c++;
+        }
+        if (!*c) {
+            return n;
+        }
+        char *end;
+        const double v = strtod(c, &end);
+        if (end == c || !isfinite(v) || n == max || (*end && !isspace((unsigned char)*end))) {
+            return -1;
+        }
+        out[n++] = v;
+        c = end;
+    }
+}
+
+/* pcoupl: ref-p and compressibility hold as many numbers as pcoupltype asks for, the
+ * compressibilities >= 0 and not all 0, and ref-t (the noise's temperature) is given. */
+static int check_pcoupl(const struct hmd_params *p)
+{
+    if (p->pcoupl == HMD_PCOUPL_NO) {
+        return HMD_OK;
+    }
+    char from[WHERE_MAX];
+    const int want = p->pcoupltype == HMD_PCOUPLTYPE_ISOTROPIC       ? 1
+                     : p->pcoupltype == HMD_PCOUPLTYPE_SEMIISOTROPIC ? 2
+                                                                     : 6;
+    const char *keys[2] = {"ref-p", "compressibility"};
+    const char *texts[2] = {p->ref_p, p->compressibility};
+    for (int k = 0; k < 2; k++) {
+        double v[6];
+        const int n = hmd_params_numbers(texts[k], v, 6);
+        bool bad = n != want;
+        for (int i = 0; k == 1 && i < n && !bad; i++) {
+            bad = v[i] < 0;
+        }
+        if (bad) {
+            describe_origin(p->origin[key_index(keys[k])], from, sizeof from);
+            return hmd_error_set(HMD_ECONFIG, "%s = '%s' (%s): pcoupltype %s needs %d number%s%s",
+                                 keys[k], texts[k], from,
+                                 params[key_index("pcoupltype")].choices[p->pcoupltype].word, want,
+                                 want == 1   ? ""
+                                 : want == 2 ? "s (xy z)"
+                                             : "s (xx yy zz xy xz yz)",
+                                 k ? ", each >= 0" : "");
+        }
+    }
+    if (!is_given(p->origin[key_index("ref-t")])) {
+        return hmd_error_set(HMD_ECONFIG, "pcoupl = c-rescale needs ref-t, the temperature of its "
+                                          "noise; add 'ref-t = <K>' or -set ref-t=<K>");
+    }
+    return HMD_OK;
+}
+
 int hmd_params_check(struct hmd_params *p, double rcut)
 {
     HMD_ASSERT(isfinite(rcut) && rcut > 0);
@@ -904,6 +999,11 @@ int hmd_params_check(struct hmd_params *p, double rcut)
                              "tcoupl = %s (%s) needs ref-t, the reference temperature; add "
                              "'ref-t = <K>' to the parameter file or -set ref-t=<K>",
                              word, from);
+    }
+
+    const int pc = check_pcoupl(p);
+    if (pc) {
+        return pc;
     }
 
     struct hmd_param_origin rl = p->origin[key_index("rlist")];

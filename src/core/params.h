@@ -19,6 +19,17 @@ enum hmd_tcoupl {
     HMD_TCOUPL_LANGEVIN, /* Langevin friction + noise on every atom */
 };
 
+enum hmd_pcoupl {
+    HMD_PCOUPL_NO,
+    HMD_PCOUPL_CRESCALE, /* stochastic cell rescaling (md/crescale.h) */
+};
+
+enum hmd_pcoupltype {
+    HMD_PCOUPLTYPE_ISOTROPIC,
+    HMD_PCOUPLTYPE_SEMIISOTROPIC,
+    HMD_PCOUPLTYPE_ANISOTROPIC,
+};
+
 enum hmd_precision {
     HMD_PRECISION_DOUBLE, /* everything in double */
     HMD_PRECISION_MIXED,  /* networks in float, positions/accumulation/integration in double */
@@ -66,7 +77,7 @@ enum hmd_vdw_modifier {
 };
 
 #define HMD_PATH_MAX 4096
-#define HMD_PARAMS_MAX_KEYS 64
+#define HMD_PARAMS_MAX_KEYS 96
 
 /* Where a value came from, for messages and the parameter echo. A file origin points into
  * hmd_params.origin_file of the struct it belongs to, so it does not survive a struct copy. */
@@ -77,9 +88,13 @@ struct hmd_param_origin {
 
 struct hmd_params {
     /* integration */
-    char integrator[16]; /* "md-vv" (velocity Verlet); "md" is accepted and stored as "md-vv" */
+    char integrator[16]; /* "md-vv" (velocity Verlet; "md" is stored as "md-vv"), "steep" or
+                            "fire" (energy minimisation, md/em_run.c) */
     double dt;           /* time step (ps) */
     int64_t nsteps;      /* number of steps; -1 = run forever */
+    /* energy minimisation (integrator = steep or fire) */
+    double emtol;  /* converged when the largest force is below it (eV/Å) */
+    double emstep; /* steep: first largest move (Å); fire: first time step (ps) */
     /* neighbour list */
     int nstlist;          /* rebuild every nstlist steps; 0 = only when an atom moved skin/2 */
     double verlet_buffer; /* skin added to the model cut-off (Å); from rlist - rcut if rlist set */
@@ -89,6 +104,13 @@ struct hmd_params {
     double tau_t;    /* coupling time (ps) */
     double ref_t;    /* reference temperature (K); no default: 0 until given */
     int64_t ld_seed; /* seed of the thermostat noise; -1 = from the clock (logged) */
+    /* pressure coupling */
+    enum hmd_pcoupl pcoupl;
+    enum hmd_pcoupltype pcoupltype;
+    int nstpcouple;            /* steps between couplings */
+    double tau_p;              /* coupling time (ps) */
+    char ref_p[128];           /* reference pressure (bar): 1, 2 or 6 numbers (md/barostat.c) */
+    char compressibility[128]; /* 1/bar, as many numbers */
     /* centre-of-mass motion */
     enum hmd_com_mode com_mode;
     int nstcomm; /* steps between centre-of-mass motion removal */
@@ -174,6 +196,10 @@ int hmd_params_set(struct hmd_params *p, const char *assignment);
  * rlist = rcut + verlet_buffer; the derived key's origin becomes "derived". Calling it again
  * gives the same result. Messages (HMD_ECONFIG) name the keys and where their values came from. */
 int hmd_params_check(struct hmd_params *p, double rcut);
+
+/* Reads the blank-separated numbers of `text` (ref-p, compressibility) into out[max].
+ * Returns how many, or -1 when one is not a finite number or there are more than max. */
+int hmd_params_numbers(const char *text, double *out, int max);
 
 /* Writes a header comment and every parameter, defaults included, as `key = value ; origin`
  * lines in table order. Reading the output back with hmd_params_read() gives the same values:

@@ -1,5 +1,7 @@
 #include "dd/migrate.h"
 
+#include <stdlib.h>
+
 #include "comm/comm.h"
 #include "core/error.h"
 #include "dd/records.h"
@@ -52,6 +54,46 @@ static int migrate_direction(struct hmd_dd_buffers *buf, struct hmd_atoms *a,
     return HMD_OK;
 }
 
+struct id_index {
+    int64_t id;
+    int k;
+};
+
+static int by_id(const void *pa, const void *pb)
+{
+    const int64_t a = ((const struct id_index *)pa)->id, b = ((const struct id_index *)pb)->id;
+    return (a > b) - (a < b);
+}
+
+/* Puts the home atoms in global id order, so that every sum over them runs in an order set by
+ * the positions alone, not by the history of migrations: a run continued from a checkpoint
+ * (which starts from a fresh distribution) then repeats the original bit for bit. */
+static int sort_by_id(struct hmd_atoms *a)
+{
+    const unsigned fields = hmd_atoms_fields_with(a, HMD_FIELD_MIGRATE);
+    const int n = a->nlocal, w = hmd_atoms_record_width(fields);
+    struct id_index *order = malloc(sizeof *order * ((size_t)n + 1));
+    double *rec = malloc(sizeof(double) * (size_t)w * ((size_t)n + 1));
+    if (!order || !rec) {
+        free(order);
+        free(rec);
+        return hmd_error_set(HMD_ENOMEM, "out of memory sorting %d atoms", n);
+    }
+    for (int i = 0; i < n; i++) {
+        order[i] = (struct id_index){a->id[i], i};
+    }
+    qsort(order, (size_t)n, sizeof *order, by_id);
+    for (int i = 0; i < n; i++) {
+        hmd_atoms_pack(a, order[i].k, fields, NULL, rec + (size_t)w * i);
+    }
+    for (int i = 0; i < n; i++) {
+        hmd_atoms_unpack(a, i, fields, rec + (size_t)w * i);
+    }
+    free(order);
+    free(rec);
+    return HMD_OK;
+}
+
 int hmd_dd_migrate(struct hmd_atoms *a, const struct hmd_box *box, const struct hmd_domain *dd)
 {
     struct hmd_dd_buffers buf = {0};
@@ -75,5 +117,5 @@ int hmd_dd_migrate(struct hmd_atoms *a, const struct hmd_box *box, const struct 
         }
     }
     hmd_dd_buffers_free(&buf);
-    return rc;
+    return rc || dd->nranks == 1 ? rc : sort_by_id(a);
 }

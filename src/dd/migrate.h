@@ -12,8 +12,9 @@
 #include "dd/domain.h"
 
 /* Moves home atoms whose fractional position (atoms wrapped into the cell along periodic
- * vectors) lies outside this rank's subdomain to their owner, along a, then b, then c. Ghosts
- * must be absent (nghost 0). HMD_ENOMEM on failure. */
+ * vectors) lies outside this rank's subdomain to their owner, along a, then b, then c, and
+ * (several ranks) leaves the home atoms in global id order. Ghosts must be absent (nghost 0).
+ * HMD_ENOMEM on failure. */
 int hmd_dd_migrate(struct hmd_atoms *atoms, const struct hmd_box *box, const struct hmd_domain *dd);
 
 #endif /* HMD_DD_MIGRATE_H */

@@ -133,7 +133,8 @@ static int open_outputs_root(struct md *md)
     md->out.gather_x = malloc(bytes);
     md->out.gather_v = malloc(bytes);
     md->out.gather_f = malloc(bytes);
-    if (!md->out.gather_x || !md->out.gather_v || !md->out.gather_f) {
+    md->out.gather_xl = malloc(bytes);
+    if (!md->out.gather_x || !md->out.gather_v || !md->out.gather_f || !md->out.gather_xl) {
         return hmd_error_set(HMD_ENOMEM, "out of memory for output buffers");
     }
     md_output_path(md, ".log", path, sizeof path);
@@ -178,7 +179,7 @@ static int open_outputs_root(struct md *md)
         }
         log_note(md, note);
     }
-    return HMD_OK;
+    return md_devi_open(md);
 }
 
 /* Positions, velocities and forces of every atom on rank 0, ordered by global id (the order
@@ -225,10 +226,15 @@ static int write_checkpoint(struct md *md)
         .step = md->step,
         .dt = md->p.dt,
         .thermostat_work = md->thermostat_work,
+        .barostat_work = md->barostat_work,
         .natoms = md->sys.natoms,
         .has_box = md->sys.has_box,
         .x = md->out.gather_x,
         .v = md->out.gather_v,
+        .gen_seed = md->p.gen_seed,
+        .ld_seed = md->p.ld_seed,
+        .list_step = md->out.list_kept ? md->list_step : -1,
+        .x_list = md->out.list_kept ? md->out.gather_xl : NULL,
     };
     memcpy(c.h, md->sys.box.h, sizeof c.h);
     snprintf(c.model, sizeof c.model, "%s", md->model_path);
@@ -241,11 +247,40 @@ static int write_checkpoint(struct md *md)
     return rc;
 }
 
+/* The positions of the last list build, by global id, on rank 0, and md->out.list_kept: kept
+ * on the host step in halo mode on every rank, where a continued run rebuilds its list from
+ * them (same ghosts, same wrapping, same later rebuilds: bitwise continuation at any step).
+ * Collective. */
+static int gather_list_positions(struct md *md)
+{
+    int lost = hmd_device_run_on(&md->gpu) || md->fs.replicated ||
+               md->fs.nl.ncentre != md->sys.atoms.nlocal;
+    hmd_comm_max_int(&lost, 1);
+    md->out.list_kept = !lost;
+    if (lost) {
+        return HMD_OK;
+    }
+    const struct hmd_atoms *a = &md->sys.atoms;
+    return hmd_collect_gather(a->id, md->fs.nl.x_build, a->nlocal, 3, md->out.gather_xl,
+                              md->sys.natoms);
+}
+
+int md_write_checkpoint(struct md *md)
+{
+    int rc = gather_state(md);
+    rc = rc ? rc : gather_list_positions(md);
+    if (!rc && hmd_comm_rank() == 0) {
+        rc = write_checkpoint(md);
+    }
+    return hmd_comm_agree(rc);
+}
+
 /* The final configuration: last trajectory frame, <deffnm>.gro and <deffnm>.cpt. Collective. */
 int md_write_final(struct md *md)
 {
     char path[HMD_MD_NAME_MAX], note[HMD_MD_NAME_MAX];
     int rc = md->out.last_frame_step == md->step ? gather_state(md) : write_frame(md);
+    rc = rc ? rc : hmd_comm_agree(gather_list_positions(md));
     if (rc || hmd_comm_rank() != 0) {
         return hmd_comm_agree(rc);
     }
@@ -277,7 +312,8 @@ void md_close_outputs(struct md *md)
     free(md->out.gather_x);
     free(md->out.gather_v);
     free(md->out.gather_f);
-    md->out.gather_x = md->out.gather_v = md->out.gather_f = NULL;
+    free(md->out.gather_xl);
+    md->out.gather_x = md->out.gather_v = md->out.gather_f = md->out.gather_xl = NULL;
 }
 
 /* A potential energy that is not finite stops the run. */
@@ -334,7 +370,7 @@ static void compute_thermo(struct md *md)
     t->ke = hmd_integrate_kinetic_energy(&md->sys.atoms, ke_tensor);
     t->pe = md->fs.energy;
     t->etot = t->pe + t->ke;
-    t->conserved = t->etot - md->thermostat_work;
+    t->conserved = t->etot + md_barostat_pv(md) - md->thermostat_work - md->barostat_work;
     t->temp = md->ndof > 0 ? 2.0 * t->ke / (md->ndof * HMD_BOLTZMANN) : 0.0;
     const bool *pbc = md->sys.box.periodic;
     const bool periodic = md->sys.has_box && pbc[0] && pbc[1] && pbc[2];
@@ -377,7 +413,8 @@ int md_write_outputs(struct md *md)
         md_every(md->step, md->p.nstenergy) || md_every(md->step, md->p.nstlog) || last;
     const bool frame = md_every(md->step, md->p.nstxout) || md_every(md->step, md->p.nstvout) ||
                        md_every(md->step, md->p.nstfout);
-    int rc = hmd_device_run_on(&md->gpu) ? md_device_fetch(md, energy, frame) : HMD_OK;
+    const bool devi = md_devi_step(md);
+    int rc = hmd_device_run_on(&md->gpu) ? md_device_fetch(md, energy, frame || devi) : HMD_OK;
     if (rc) {
         return rc;
     }
@@ -402,6 +439,10 @@ int md_write_outputs(struct md *md)
     rc = hmd_comm_agree(rc);
     if (!rc && frame) {
         rc = write_frame(md);
+    }
+    if (!rc && devi) {
+        rc = frame ? HMD_OK : gather_state(md);
+        rc = rc ? rc : md_devi_write(md);
     }
     hmd_timer_stop(&md->timers, HMD_TIMER_OUTPUT);
     report_progress(md, last);

@@ -34,16 +34,58 @@ static void catch_stop_signals(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-/* True once a stop signal has reached some rank (checked by all ranks together every 10
- * steps, so that they all stop after the same step). Collective. */
-static bool stop_requested(struct md *md)
+/* Every 10 steps the ranks agree on the stop signals any of them received and on what rank 0's
+ * clock says, as GROMACS's mdrun does: -maxh reached (0.99 x maxh hours since the start) stops
+ * the run after this step; -cpt minutes passed (every 10th step with -cpt 0, never with a
+ * negative -cpt) asks for a checkpoint of this step. Returns whether the run stops; sets
+ * md->checkpoint_due. Collective. */
+static bool poll_clock_and_signals(struct md *md)
 {
-    if (md->step % 10 == 0) {
-        int seen = (int)signal_seen;
-        hmd_comm_max_int(&seen, 1);
-        md->stop_signal = seen;
+    md->checkpoint_due = false;
+    if (md->step % 10 != 0) {
+        return md->stop_signal != 0 || md->stop_maxh;
     }
-    return md->stop_signal != 0;
+    int flags[3] = {(int)signal_seen, 0, 0};
+    if (hmd_comm_rank() == 0) {
+        const double elapsed = hmd_wtime() - md->t_begin, cpt = md->opt->cpt_minutes * 60.0;
+        flags[1] = md->opt->maxh > 0 && elapsed >= 0.99 * md->opt->maxh * 3600.0;
+        flags[2] = cpt == 0.0 || (cpt > 0 && elapsed >= (double)(md->ncheckpoints + 1) * cpt);
+    }
+    hmd_comm_max_int(flags, 3);
+    md->stop_signal = flags[0];
+    md->stop_maxh = flags[1] != 0;
+    /* the first step is the checkpoint's or the start; a stop writes the final one */
+    md->checkpoint_due = flags[2] && md->step != md->first_step && !md->stop_signal &&
+                         !md->stop_maxh && md->step != md->p.nsteps;
+    return md->stop_signal != 0 || md->stop_maxh;
+}
+
+/* A checkpoint of this step during the run (-cpt): the device's state copied first. */
+static int write_periodic_checkpoint(struct md *md)
+{
+    md->ncheckpoints++;
+    int rc = hmd_device_run_on(&md->gpu) ? md_device_fetch(md, true, true) : HMD_OK;
+    hmd_timer_start(&md->timers, HMD_TIMER_OUTPUT);
+    rc = rc ? rc : md_write_checkpoint(md);
+    hmd_timer_stop(&md->timers, HMD_TIMER_OUTPUT);
+    return rc;
+}
+
+/* How the run ended early, on stderr and in the log (rank 0). */
+static void report_early_stop(const struct md *md)
+{
+    char path[HMD_MD_NAME_MAX], why[64];
+    md_output_path(md, ".cpt", path, sizeof path);
+    if (md->stop_signal) {
+        snprintf(why, sizeof why, "stopped by signal %d", md->stop_signal);
+    } else {
+        snprintf(why, sizeof why, "stopped at 0.99 x -maxh %g h", md->opt->maxh);
+    }
+    const char *fmt = "%s%s after step %" PRId64 "; continue with -cpi %s\n";
+    fprintf(stderr, fmt, "halomd: ", why, md->step, path);
+    if (md->out.log) {
+        fprintf(md->out.log, fmt, "\n", why, md->step, path);
+    }
 }
 
 static int run_loop(struct md *md)
@@ -62,18 +104,17 @@ static int run_loop(struct md *md)
     memset(&md->timers, 0, sizeof md->timers);
     md->fs.nbuilds = 0;
     md->t_start = md->t_last_progress = hmd_wtime();
-    while (!rc && (md->p.nsteps < 0 || md->step < md->p.nsteps) && !stop_requested(md)) {
-        md->step++;
-        rc = device ? md_step_device(md) : md_step_host(md);
-    }
-    if (!rc && md->stop_signal && hmd_comm_rank() == 0) {
-        char path[HMD_MD_NAME_MAX];
-        md_output_path(md, ".cpt", path, sizeof path);
-        const char *fmt = "%sstopped by signal %d after step %" PRId64 "; continue with -cpi %s\n";
-        fprintf(stderr, fmt, "halomd: ", md->stop_signal, md->step, path);
-        if (md->out.log) {
-            fprintf(md->out.log, fmt, "\n", md->stop_signal, md->step, path);
+    while (!rc && (md->p.nsteps < 0 || md->step < md->p.nsteps) && !poll_clock_and_signals(md)) {
+        if (md->checkpoint_due) {
+            rc = write_periodic_checkpoint(md);
         }
+        if (!rc) {
+            md->step++;
+            rc = device ? md_step_device(md) : md_step_host(md);
+        }
+    }
+    if (!rc && (md->stop_signal || md->stop_maxh) && hmd_comm_rank() == 0) {
+        report_early_stop(md);
     }
     return rc;
 }
@@ -85,11 +126,20 @@ int hmd_run(const struct hmd_run_options *opt)
         return hmd_error_set(HMD_ENOMEM, "out of memory");
     }
     md->opt = opt;
+    md->t_begin = hmd_wtime(); /* -maxh and -cpt count from here, as mdrun's clock */
     md->out.last_frame_step = -1;
     md->sel.first_step = -1;
     md->progress_tty = isatty(STDERR_FILENO);
     md->progress = opt->verbose || md->progress_tty;
-    int rc = md_setup(md);
+    int rc = md_read_parameters(md);
+    if (!rc && md_minimizing(&md->p)) {
+        rc = md_minimize(md);
+        free(md);
+        return rc;
+    }
+    if (!rc) {
+        rc = md_setup(md);
+    }
     if (!rc) {
         catch_stop_signals();
     }
@@ -114,7 +164,10 @@ int hmd_run(const struct hmd_run_options *opt)
             fprintf(md->out.log, "\nhalomd: error: %s\n", hmd_error_msg());
         }
     }
+    const int devi_rc = md_devi_close(md);
+    rc = rc ? rc : devi_rc;
     md_close_outputs(md);
+    free(md->cpt_x);
     hmd_device_run_free(&md->gpu);
     hmd_forces_free(&md->fs);
     hmd_system_free(&md->sys);

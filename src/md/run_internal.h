@@ -23,6 +23,8 @@
 #include "io/topology.h"
 #include "io/traj_xyz.h"
 #include "md/device_run.h"
+#include "md/crescale.h"
+#include "md/evaluator.h"
 #include "md/forces.h"
 #include "md/report.h"
 #include "md/run.h"
@@ -35,11 +37,22 @@ enum { HMD_MD_NAME_MAX = 4096 };
 /* The outputs of a run (owned, rank 0 only). */
 struct md_outputs {
     double *gather_x, *gather_v, *gather_f; /* [natoms][3] gathered arrays, by global id */
+    double *gather_xl; /* [natoms][3] positions of the last list build (host step), by id */
+    bool list_kept;    /* gather_xl holds them for the checkpoint being written */
     FILE *log;
     struct hmd_energy_csv *csv;
     struct hmd_xyz_traj *xyz;
     struct hmd_netcdf_traj *nc;
     int64_t last_frame_step; /* step of the last trajectory frame, -1 before any */
+};
+
+/* Model deviation on the fly (run_devi.c; nmodels 0 with one model). */
+struct md_devi {
+    int nmodels;              /* the run's -m models, 0 with one */
+    struct hmd_evaluator *ev; /* [nmodels] ev[1..] the other models (owned); ev[0] unused */
+    FILE *fp;                 /* rank 0: <deffnm>.model_devi.out */
+    char path[HMD_MD_NAME_MAX];
+    double *atom; /* rank 0, model-devi-atomic: [natoms] per-atom force deviations */
 };
 
 struct md {
@@ -59,12 +72,23 @@ struct md {
     struct hmd_device_run gpu; /* backend = cuda: the step on the GPU, else empty */
     double next_disp;          /* device step: the displacement the next step will have */
     struct hmd_thermostat th;
-    double ndof;            /* degrees of freedom of the kinetic energy */
-    double thermostat_work; /* kinetic energy added by the thermostat so far (eV) */
+    double ndof;              /* degrees of freedom of the kinetic energy */
+    double thermostat_work;   /* kinetic energy added by the thermostat so far (eV) */
+    struct hmd_crescale baro; /* pcoupl = c-rescale: the barostat's parameters */
+    double barostat_work;     /* energy the barostat gave the system so far (eV) */
+    double h_list[3][3];      /* the cell at the last list build (Å), for md_barostat_drift */
     int64_t step;
-    int64_t first_step; /* the step the run started from: 0, or the checkpoint's (-cpi) */
-    int stop_signal;    /* SIGTERM or SIGINT seen by every rank: the loop ends after the step */
+    int64_t first_step;   /* the step the run started from: 0, or the checkpoint's (-cpi) */
+    int64_t list_step;    /* step of the last neighbour-list build (host step) */
+    double *cpt_x;        /* -cpi with list positions, until set-up ends: the checkpoint's
+                             positions [natoms][3] by id (every rank; owned) */
+    int stop_signal;      /* SIGTERM or SIGINT seen by every rank: the loop ends after the step */
+    bool stop_maxh;       /* -maxh reached (rank 0's clock, agreed): the loop ends too */
+    bool checkpoint_due;  /* -cpt: write a checkpoint of this step before the next */
+    int64_t ncheckpoints; /* periodic checkpoints written so far */
+    double t_begin;       /* wall time at the run's start (s), for -cpt and -maxh */
     struct md_outputs out;
+    struct md_devi devi;
     char backend[512]; /* the compute backend chosen, for the log */
     struct hmd_dlb dlb;
     double t_force_mark; /* fs.t_force at the last balancing */
@@ -82,20 +106,57 @@ struct md {
     double t_start, t_last_progress;
 };
 
-/* setup.c: parameters, model, structure (and -cpi), velocities, the force calculation and the
- * first borders, every input checked before any output exists. Collective. */
+/* setup.c: the parameters (defaults, -f, -set, -nsteps, -backend, the model's path); then
+ * the model, structure (and -cpi), velocities, the force calculation and the first borders,
+ * every input checked before any output exists. Collective. */
+int md_read_parameters(struct md *md);
 int md_setup(struct md *md);
 
+/* em_run.c: energy minimisation instead of dynamics (integrator = steep or fire). */
+bool md_minimizing(const struct hmd_params *p);
+/* Minimises the structure's energy, writes <deffnm>.log and <deffnm>.gro (the minimised
+ * structure); not converging within nsteps is a note, not an error. Collective; after
+ * md_read_parameters, instead of md_setup. */
+int md_minimize(struct md *md);
+
 /* outputs.c */
-int md_open_outputs(struct md *md);  /* rank 0 creates them; collective */
-int md_write_outputs(struct md *md); /* an output step's lines and frames */
-int md_write_final(struct md *md);   /* last frame, .gro, .cpt; collective */
+int md_open_outputs(struct md *md);     /* rank 0 creates them; collective */
+int md_write_outputs(struct md *md);    /* an output step's lines and frames */
+int md_write_final(struct md *md);      /* last frame, .gro, .cpt; collective */
+int md_write_checkpoint(struct md *md); /* .cpt of this step (host state); collective */
 void md_close_outputs(struct md *md);
 void md_finish(struct md *md, double wall); /* the performance table and run record */
 void md_output_path(const struct md *md, const char *suffix, char *out, size_t len);
 void md_note_dropped(struct md *md);      /* neighbours beyond sel, said once */
 int md_check_energy(const struct md *md); /* a non-finite energy stops the run */
 bool md_every(int64_t step, int n);       /* step is a multiple of n > 0 */
+
+/* run_devi.c: the model deviation of -m a.dp b.dp ... (nothing with one model) */
+/* Opens the other models and checks that they go with the first (same cut-off and types,
+ * hmd_model_devi_check). Collective; in md_setup, after the system is loaded. */
+int md_devi_setup(struct md *md);
+/* Rank 0 creates <deffnm>.model_devi.out (backing up an old one) and writes its header. */
+int md_devi_open(struct md *md);
+/* Whether this step writes a deviation row (every model-devi-freq steps). */
+bool md_devi_step(const struct md *md);
+/* Evaluates the other models on the gathered positions (md->out.gather_x; the run's forces in
+ * gather_f) and writes the row of this step. Collective. */
+int md_devi_write(struct md *md);
+/* Closes the file and the models; HMD_EIO when the file cannot be completed. */
+int md_devi_close(struct md *md);
+
+/* barostat.c: pcoupl = c-rescale on the host step */
+/* Fills md->baro from the parameters; refuses a cell that is not periodic in 3D and the
+ * device step. After the backend is chosen. */
+int md_barostat_setup(struct md *md);
+/* Every nstpcouple steps, between steps: scales the cell, home positions and velocities and
+ * adds to md->barostat_work. Collective. */
+int md_barostat_step(struct md *md);
+/* How far the cell vectors moved since the last list build (Å, summed over a, b, c); 0
+ * without pressure coupling. */
+double md_barostat_drift(const struct md *md);
+/* P0 V (eV) of the conserved quantity; 0 without pressure coupling. */
+double md_barostat_pv(const struct md *md);
 
 /* step_host.c */
 int md_start_host(struct md *md); /* the forces of the first step */

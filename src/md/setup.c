@@ -17,7 +17,7 @@
 #include "md/integrate.h"
 #include "md/model_setup.h"
 
-static int read_parameters(struct md *md)
+int md_read_parameters(struct md *md)
 {
     const struct hmd_run_options *opt = md->opt;
     hmd_params_defaults(&md->p);
@@ -38,7 +38,7 @@ static int read_parameters(struct md *md)
     if (rc) {
         return rc;
     }
-    const char *model = opt->model ? opt->model : md->p.model;
+    const char *model = opt->nmodels > 0 ? opt->models[0] : opt->model ? opt->model : md->p.model;
     md->has_top = opt->top != NULL;
     md->has_model = model[0] != '\0';
     if (!md->has_model && !md->has_top) {
@@ -112,7 +112,10 @@ static int checkpoint_into_frame(struct md *md, const struct hmd_checkpoint *c)
             return hmd_error_set(HMD_ENOMEM, "out of memory");
         }
     }
-    memcpy(f->x, c->x, sizeof(double) * 3 * f->natoms);
+    /* with the positions of the last list build, the atoms start there: the first rebuild
+     * then makes the original run's ghosts and list, and set_up_system moves them on to the
+     * checkpoint's positions (restore_positions) */
+    memcpy(f->x, c->x_list ? c->x_list : c->x, sizeof(double) * 3 * f->natoms);
     memcpy(f->v, c->v, sizeof(double) * 3 * f->natoms);
     if (c->has_box && hmd_box_init(&f->box, c->h, f->box.periodic)) {
         return hmd_error_prefix(HMD_EDATA, "%s: ", cpt);
@@ -124,7 +127,8 @@ static int checkpoint_into_frame(struct md *md, const struct hmd_checkpoint *c)
  * thermostat work on every rank. Collective; before the atoms are distributed. */
 static int apply_checkpoint(struct md *md)
 {
-    double state[2] = {0.0, 0.0}; /* step (exact in a double), thermostat work */
+    /* step, list step (exact in a double), thermostat work, ld-seed used */
+    double state[5] = {0.0, -1.0, 0.0, -1.0, 0.0}; /* ..., barostat work */
     int rc = HMD_OK;
     if (hmd_comm_rank() == 0) {
         struct hmd_checkpoint c;
@@ -132,7 +136,14 @@ static int apply_checkpoint(struct md *md)
         if (!rc) {
             rc = checkpoint_into_frame(md, &c);
             state[0] = (double)c.step;
-            state[1] = c.thermostat_work;
+            state[1] = c.x_list ? (double)c.list_step : -1.0;
+            state[2] = c.thermostat_work;
+            state[3] = (double)c.ld_seed;
+            state[4] = c.barostat_work;
+        }
+        if (!rc && c.x_list) { /* kept until set-up ends */
+            md->cpt_x = c.x;
+            c.x = NULL;
         }
         hmd_checkpoint_free(&c);
     }
@@ -142,7 +153,12 @@ static int apply_checkpoint(struct md *md)
     }
     hmd_comm_bcast(state, sizeof state, 0);
     md->first_step = md->step = (int64_t)state[0];
-    md->thermostat_work = state[1];
+    md->list_step = (int64_t)state[1];
+    md->thermostat_work = state[2];
+    md->barostat_work = state[4];
+    if (md->p.ld_seed == -1 && state[3] >= 0) { /* the noise goes on with the seed drawn */
+        md->p.ld_seed = (int64_t)state[3];
+    }
     if (md->p.nsteps >= 0 && md->step >= md->p.nsteps) {
         return hmd_error_set(HMD_ECONFIG,
                              "nsteps = %" PRId64 ", but the checkpoint %s is at step %" PRId64
@@ -238,6 +254,36 @@ static int check_structure(struct md *md, int *type0)
     return rc;
 }
 
+/* -cpi with list positions: after the first rebuild at those positions, every rank's home
+ * atoms take the checkpoint's positions and the ghosts follow (forward halo), as they were
+ * in the run that wrote it. Collective; a no-op otherwise. */
+static int restore_positions(struct md *md)
+{
+    int have = md->cpt_x != NULL;
+    hmd_comm_max_int(&have, 1);
+    if (!have) {
+        md->list_step = md->step;
+        return HMD_OK;
+    }
+    const size_t bytes = sizeof(double) * 3 * (size_t)md->sys.natoms;
+    if (!md->cpt_x) {
+        md->cpt_x = malloc(bytes);
+    }
+    int rc = hmd_comm_agree(md->cpt_x ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory"));
+    if (rc) {
+        return rc;
+    }
+    hmd_comm_bcast(md->cpt_x, bytes, 0);
+    struct hmd_atoms *a = &md->sys.atoms;
+    for (int i = 0; i < a->nlocal; i++) {
+        memcpy(a->x + 3 * i, md->cpt_x + 3 * a->id[i], sizeof(double) * 3);
+    }
+    free(md->cpt_x);
+    md->cpt_x = NULL;
+    hmd_forces_update_ghosts(&md->fs, a, &md->sys.box);
+    return HMD_OK;
+}
+
 static int set_up_system(struct md *md)
 {
     const char *conf = md->opt->conf;
@@ -311,12 +357,14 @@ static int set_up_system(struct md *md)
     if (rc) {
         return rc;
     }
+    rc = hmd_comm_agree(md_barostat_setup(md));
+    rc = rc ? rc : md_devi_setup(md);
     /* the first borders also rejects a cell too small for the cut-off, before any output */
-    return hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+    rc = rc ? rc : hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+    return rc ? rc : restore_positions(md);
 }
 
 int md_setup(struct md *md)
 {
-    const int rc = read_parameters(md);
-    return rc ? rc : set_up_system(md);
+    return set_up_system(md);
 }

@@ -10,6 +10,7 @@
 #include "md/run_internal.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "comm/comm.h"
 #include "core/error.h"
@@ -43,7 +44,9 @@ int md_moved_too_far(const struct md *md, int64_t id, double moved)
 static int neighbor_list_step(struct md *md, bool *rebuild)
 {
     int64_t id;
-    const double moved = hmd_forces_max_displacement(&md->fs, &md->sys.atoms, &id);
+    /* a changed cell moves the ghosts' images too (pressure coupling) */
+    const double moved =
+        hmd_forces_max_displacement(&md->fs, &md->sys.atoms, &id) + md_barostat_drift(md);
     const double half = 0.5 * md->p.verlet_buffer;
     if (md->p.nstlist > 0) {
         if (moved > half) {
@@ -63,6 +66,8 @@ static int rebuild_neighbors(struct md *md)
                        md->p.dlb_threshold);
     md->t_force_mark = md->fs.t_force;
     int rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+    md->list_step = md->step;
+    memcpy(md->h_list, md->sys.box.h, sizeof md->h_list);
     hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
     return rc;
 }
@@ -148,7 +153,7 @@ int md_step_host(struct md *md)
         integrate_second_half(md);
         rc = md_write_outputs(md);
     }
-    return rc;
+    return rc ? rc : md_barostat_step(md);
 }
 
 int md_start_host(struct md *md)

@@ -38,5 +38,8 @@ halomd_cli_test(NAME devi_deffnm EXIT 0 EXPECT md.model_devi.out devi.json
   MATCH "model deviation of 2 models written to md.model_devi.out"
   ARGS eval -backend cpu -m ${WATER1} ${WATER2} -c ${D}/structures/water_192_ortho_3frames.xyz
        -deffnm md -o devi.json -set model-devi-atomic=yes)
-halomd_cli_test(NAME run_several_models EXIT 69 MATCH "not in the MD loop yet"
-  ARGS run -m ${WATER1} ${WATER2} -c ${CONF96})
+halomd_cli_test(NAME run_devi_cutoffs EXIT 65
+  MATCH "se_e2_a_small_3types.dp has rcut 5 .*need the same cut-off"
+  ARGS run -backend cpu -m ${WATER1} ${D}/models/se_e2_a_small_3types.dp -c ${CONF96})
+halomd_cli_test(NAME run_devi_missing EXIT 66 MATCH "cannot open model .*nothing.dp"
+  ARGS run -backend cpu -m ${WATER1} ${D}/models/nothing.dp -c ${CONF96})

@@ -14,8 +14,10 @@ Usage: check_md.py TEST HALOMD DATA WORKDIR   (CPU backend; tests/gpu has the GP
   seeds       the same seeds give bit-identical trajectories; another ld-seed does not.
   continuation  a run continued from a checkpoint (-cpi) repeats the uninterrupted run bit for
               bit (v-rescale with nstlist 10; Langevin, centre-of-mass removal and the list
-              updated when needed, continued at a step that is not a list step); a run stopped
-              by SIGTERM writes its outputs and a checkpoint, and continuing from it does too.
+              updated when needed, continued at a step that is not a list step; the trained
+              water model with nstlist 0 under both thermostats); periodic checkpoints of -cpt
+              continue as well, -maxh stops cleanly with a checkpoint; a run stopped by SIGTERM
+              writes its outputs and a checkpoint, and continuing from it does too.
 """
 import csv
 import json
@@ -173,6 +175,11 @@ def seeds(halomd, data, workdir):
     return ok
 
 
+def cpt_step(path):
+    with open(path, "rb") as f:
+        return struct.unpack_from("<q", f.read(64), 56)[0]  # the header's step (io/checkpoint.h)
+
+
 def continuation(halomd, data, workdir):
     base = ["-m", f"{data}/models/se_e2_a_water_one_side.dp",
             "-c", f"{data}/structures/water_96_small.xyz"] + sets(
@@ -191,6 +198,36 @@ def continuation(halomd, data, workdir):
                    base + extra + ["-nsteps", "40", "-cpi", name + "_1.cpt"])
         ok &= check(rest == whole[split:], f"{name}: continued at step {split}, steps "
                     f"{split}-40 identical to the uninterrupted run ({len(rest)} rows)")
+    # the trained water model, the list updated when needed (nstlist = 0) and continued at a
+    # step that is not a list step: the checkpoint's list positions give the same rebuilds
+    trained = ["-m", f"{data}/../../examples/water/water_trained.dp",
+               "-c", f"{data}/../../examples/water/water_192.gro"] + sets(
+        gen_vel="yes", gen_seed=5, gen_temp=600, ref_t=300, ld_seed=3, nstenergy=1,
+        nstcalcenergy=1, verlet_buffer=0.2, dt=0.001)
+    for tc, split in (("v-rescale", 13), ("langevin", 17)):
+        name = "trained_" + tc
+        whole = run(halomd, workdir, name, trained + sets(tcoupl=tc) + ["-nsteps", "30"])
+        run(halomd, workdir, name + "_1", trained + sets(tcoupl=tc) + ["-nsteps", str(split)])
+        rest = run(halomd, workdir, name + "_2", trained + sets(tcoupl=tc) + [
+            "-nsteps", "30", "-cpi", name + "_1.cpt"])
+        ok &= check(rest == whole[split:], f"trained water, {tc}, nstlist 0: continued at "
+                    f"step {split} (not a list step), identical to the uninterrupted run")
+    # -cpt 0: a checkpoint every 10 steps, the previous one kept; continuing from it repeats
+    # the run. -maxh: a clean stop with a checkpoint.
+    extra = sets(tcoupl="v-rescale", nstlist=10, dt=0.0005)
+    whole = run(halomd, workdir, "cpt", base + extra + ["-nsteps", "25", "-cpt", "0"])
+    steps = [cpt_step(os.path.join(workdir, f)) for f in ("cpt.cpt", "cpt_prev.cpt")]
+    ok &= check(steps == [25, 20], f"-cpt 0: cpt.cpt at step {steps[0]}, cpt_prev.cpt at "
+                f"{steps[1]}")
+    rest = run(halomd, workdir, "cpt_2", base + extra + ["-nsteps", "25", "-cpi", "cpt_prev.cpt"])
+    ok &= check(rest == whole[20:], "continued from the periodic checkpoint of step 20: "
+                "identical")
+    res = subprocess.run([halomd, "run", "-backend", "cpu", "-deffnm", "maxh", *base, *extra,
+                          "-nsteps", "1000", "-maxh", "1e-9"], cwd=workdir, capture_output=True,
+                         text=True)
+    step = cpt_step(os.path.join(workdir, "maxh.cpt"))
+    ok &= check(res.returncode == 0 and "stopped at 0.99 x -maxh" in res.stderr and step == 0,
+                f"-maxh: exit {res.returncode}, stopped with a checkpoint at step {step}")
     # stopped by SIGTERM once a few steps are written: it ends after a step that is a multiple
     # of 10, with a checkpoint there; continuing from it reaches the uninterrupted run's numbers
     extra = sets(tcoupl="v-rescale", nstlist=10, dt=0.0002)  # 120 steps stay stable
@@ -210,8 +247,7 @@ def continuation(halomd, data, workdir):
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    with open(os.path.join(workdir, "stopped.cpt"), "rb") as f:
-        step = struct.unpack_from("<q", f.read(64), 56)[0]  # the header's step (io/checkpoint.h)
+    step = cpt_step(os.path.join(workdir, "stopped.cpt"))
     ok &= check(proc.returncode == 0 and "stopped by signal 15" in err and step % 10 == 0,
                 f"SIGTERM: exit {proc.returncode}, checkpoint at step {step}")
     if step < 120:

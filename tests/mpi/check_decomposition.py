@@ -13,6 +13,8 @@ Usage: check_decomposition.py TEST MPIEXEC HALOMD DATA WORKDIR
   balance      a system whose atoms fill half the cell, split in two along the empty
                direction: without load balancing one rank idles (imbalance near 100%); with
                dlb = yes the boundary moves until the imbalance of the last interval is small.
+  continuation a 4-rank run continued from a checkpoint at a step that is not a list step
+               repeats the uninterrupted 4-rank run bit for bit (v-rescale, Langevin).
   replicated   dd-mode = replicated (all-gathered positions, 2 x cut-off halo evaluated as
                full atoms, all-reduced forces) gives the forces, energy and trajectory of halo
                mode, on 1, 2 and 4 ranks.
@@ -201,8 +203,33 @@ def balance(mpiexec, halomd, data, work):
     return ok
 
 
+def continuation(mpiexec, halomd, data, work):
+    """4 ranks, the trained water model, the list updated when needed and the checkpoint at a
+    step that is not a list step: 30 steps equal 13 + 17 (v-rescale) and 17 + 13 (Langevin)
+    bit for bit (dlb = no: balancing follows the clock, so it would differ between runs)."""
+    os.makedirs(work, exist_ok=True)
+    base = [halomd, "run", "-backend", "cpu", "-m",
+            f"{data}/../../examples/water/water_trained.dp", "-c",
+            f"{data}/../../examples/water/water_192.gro"]
+    for kv in ("gen-vel=yes", "gen-seed=5", "gen-temp=600", "ref-t=300", "ld-seed=3",
+               "nstenergy=1", "nstcalcenergy=1", "verlet-buffer=0.2", "dt=0.001", "dlb=no"):
+        base += ["-set", kv]
+    ok = True
+    for tc, split in (("v-rescale", 13), ("langevin", 17)):
+        args = base + ["-set", f"tcoupl={tc}"]
+        mpirun(mpiexec, 4, args + ["-nsteps", "30", "-deffnm", f"{tc}_whole"], work)
+        mpirun(mpiexec, 4, args + ["-nsteps", str(split), "-deffnm", f"{tc}_1"], work)
+        mpirun(mpiexec, 4, args + ["-nsteps", "30", "-cpi", f"{tc}_1.cpt", "-deffnm", f"{tc}_2"],
+               work)
+        whole = open(os.path.join(work, f"{tc}_whole.energy.csv")).read().splitlines()
+        rest = open(os.path.join(work, f"{tc}_2.energy.csv")).read().splitlines()
+        ok &= check(rest[1:] == whole[1 + split:], f"4 ranks, {tc}: continued at step {split} "
+                    f"(not a list step), identical to the uninterrupted run")
+    return ok
+
+
 TESTS = {"balance": balance, "invariance": invariance, "trajectory": trajectory, "skin": skin,
-         "replicated": replicated}
+         "replicated": replicated, "continuation": continuation}
 
 
 def main(argv):

@@ -18,13 +18,18 @@ if(HMD_HAVE_MPI AND MPIEXEC_EXECUTABLE)
     set_tests_properties(mpi.halo_identity_${name} PROPERTIES LABELS mpi
       ENVIRONMENT OMP_NUM_THREADS=1 PROCESSORS ${np})
   endforeach()
-  foreach(t invariance trajectory skin replicated balance)
+  foreach(t invariance trajectory skin replicated balance continuation)
     add_test(NAME mpi.${t}
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_decomposition.py ${t}
               ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:halomd> ${HMD_TEST_DATA}
               ${CMAKE_CURRENT_BINARY_DIR}/mpi/${t})
     set_tests_properties(mpi.${t} PROPERTIES LABELS mpi PROCESSORS 8)
   endforeach()
+  add_test(NAME mpi.model_devi
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md/check_model_devi.py 2
+            $<TARGET_FILE:halomd> ${HMD_TEST_DATA} ${CMAKE_CURRENT_BINARY_DIR}/mpi/model_devi
+            ${MPIEXEC_EXECUTABLE})
+  set_tests_properties(mpi.model_devi PROPERTIES LABELS mpi PROCESSORS 2)
 else()
   message(STATUS "halomd: no MPI, the mpi tests are not registered")
 endif()

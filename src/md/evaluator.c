@@ -1,4 +1,4 @@
-#include "api/evaluator.h"
+#include "md/evaluator.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,8 +7,8 @@
  * Collective: open, eval and close are called by every rank in the same order; results are
  * significant on rank 0.
  */
-#ifndef HMD_API_EVALUATOR_H
-#define HMD_API_EVALUATOR_H
+#ifndef HMD_MD_EVALUATOR_H
+#define HMD_MD_EVALUATOR_H
 
 #include "core/params.h"
 #include "io/structure.h"
@@ -59,4 +59,4 @@ int hmd_evaluator_eval(struct hmd_evaluator *ev, const struct hmd_frame *frame, 
 /* Frees what ev owns and zeroes it; safe after a failed open and on a zeroed struct. */
 void hmd_evaluator_close(struct hmd_evaluator *ev);
 
-#endif /* HMD_API_EVALUATOR_H */
+#endif /* HMD_MD_EVALUATOR_H */
