@@ -79,7 +79,8 @@ static void write_log_header(struct md *md)
         fprintf(o, "command: %s\n", md->opt->cmdline);
     }
     if (md->has_model) {
-        fprintf(o, "\n--- model %s\n", md->model_path);
+        fprintf(o, "\n--- model %s (XXH3-128 %016llx%016llx)\n", md->model_path,
+                (unsigned long long)md->model_hash[0], (unsigned long long)md->model_hash[1]);
         hmd_model_print_summary(&md->model, o, "  ");
     }
     if (md->has_top) {
@@ -233,6 +234,7 @@ static int write_checkpoint(struct md *md)
         .v = md->out.gather_v,
         .gen_seed = md->p.gen_seed,
         .ld_seed = md->p.ld_seed,
+        .model_hash = {md->model_hash[0], md->model_hash[1]},
         .list_step = md->out.list_kept ? md->list_step : -1,
         .x_list = md->out.list_kept ? md->out.gather_xl : NULL,
     };
@@ -499,6 +501,10 @@ void md_finish(struct md *md, double wall)
         .device_bytes = device_sum,
         .device_bytes_rank_max = device_max,
     };
+    if (md->model_hash[0] | md->model_hash[1]) {
+        snprintf(perf.model_hash, sizeof perf.model_hash, "%016llx%016llx",
+                 (unsigned long long)md->model_hash[0], (unsigned long long)md->model_hash[1]);
+    }
     for (int p = 0; p < HMD_TIMER_NPHASES; p++) {
         perf.phase_min[p] = -mn[p];
         perf.phase_avg[p] = sum[p] / md->sys.dd.nranks;

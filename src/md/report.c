@@ -256,6 +256,9 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
         return hmd_error_set(HMD_ESOFTWARE, "cannot build the run record %s", path);
     }
     json_object_set_new(root, "decomposition", dd);
+    if (perf->model_hash[0]) {
+        json_object_set_new(root, "model_hash_xxh3_128", json_string(perf->model_hash));
+    }
     json_object_set_new(root, "neighbors_beyond_sel",
                         json_pack("{s:s, s:I, s:I, s:I}", "checked",
                                   perf->sel_every_step ? "every evaluation" : "output steps",

@@ -59,6 +59,7 @@ struct md {
     const struct hmd_run_options *opt;
     struct hmd_params p;
     char model_path[HMD_PATH_MAX];
+    uint64_t model_hash[2]; /* XXH3-128 of the model file (rank 0; zero without a model) */
     struct hmd_dp_model model;
     bool has_model;            /* a Deep Potential (-m or `model`); else the topology alone */
     bool has_top;              /* -p: the classical force field of `top` */

@@ -100,6 +100,17 @@ static int checkpoint_into_frame(struct md *md, const struct hmd_checkpoint *c)
                              c->has_box ? " in a cell" : " without a cell", conf, f->natoms,
                              f->has_box ? " in a cell" : " without a cell");
     }
+    const bool known =
+        (c->model_hash[0] | c->model_hash[1]) && (md->model_hash[0] | md->model_hash[1]);
+    if (known && memcmp(c->model_hash, md->model_hash, sizeof md->model_hash)) {
+        return hmd_error_set(HMD_ECONFIG,
+                             "the checkpoint %s was written with another model (%s, XXH3-128 "
+                             "%016llx%016llx) than %s (%016llx%016llx)",
+                             cpt, c->model, (unsigned long long)c->model_hash[0],
+                             (unsigned long long)c->model_hash[1], md->model_path,
+                             (unsigned long long)md->model_hash[0],
+                             (unsigned long long)md->model_hash[1]);
+    }
     if (fabs(c->dt - md->p.dt) > 1e-12 * c->dt) {
         return hmd_error_set(HMD_ECONFIG,
                              "dt = %g ps, but the checkpoint %s was written with dt = %g ps "
@@ -306,6 +317,10 @@ static int set_up_system(struct md *md)
     if (!rc) {
         rc = check_structure(md, &group_type0);
     }
+    if (!rc && md->has_model && hmd_comm_rank() == 0) { /* for the checkpoint and the log */
+        rc = hmd_checkpoint_hash_file(md->model_path, md->model_hash);
+    }
+    rc = hmd_comm_agree(rc);
     if (!rc && md->opt->cpi) {
         rc = apply_checkpoint(md);
     }

@@ -222,6 +222,14 @@ def continuation(halomd, data, workdir):
     rest = run(halomd, workdir, "cpt_2", base + extra + ["-nsteps", "25", "-cpi", "cpt_prev.cpt"])
     ok &= check(rest == whole[20:], "continued from the periodic checkpoint of step 20: "
                 "identical")
+    # a checkpoint continued with another model is refused, naming both (the model's hash)
+    other = [f"{data}/models/se_e2_a_water_two_side.dp" if a == base[1] else a for a in base]
+    res = subprocess.run([halomd, "run", "-backend", "cpu", "-deffnm", "other", *other, *extra,
+                          "-nsteps", "25", "-cpi", "cpt_prev.cpt"], cwd=workdir,
+                         capture_output=True, text=True)
+    ok &= check(res.returncode != 0 and "another model" in res.stderr,
+                f"-cpi with another model: exit {res.returncode}, "
+                f"{res.stderr.strip().splitlines()[-1] if res.stderr.strip() else 'no message'}")
     res = subprocess.run([halomd, "run", "-backend", "cpu", "-deffnm", "maxh", *base, *extra,
                           "-nsteps", "1000", "-maxh", "1e-9"], cwd=workdir, capture_output=True,
                          text=True)
