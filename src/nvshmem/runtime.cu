@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
 
 extern "C" {
 #include "comm/comm.h"
@@ -31,17 +35,33 @@ void heap_free(void *p, void *ctx)
     nvshmem_free(p);
 }
 
-/* The GPUs of this node's ranks: how many ranks share the GPU of this one (the most over the
- * node's GPUs, so that every rank takes the same decision). */
+/* The most ranks that share one GPU: each rank names its GPU by host and PCI bus id, so that the
+ * count is right whatever each rank sees (all GPUs, or one through CUDA_VISIBLE_DEVICES).
+ * Collective; every rank gets the same number. */
 int ranks_per_gpu()
 {
-    int n = 1, dev = 0;
-    cudaGetDeviceCount(&n);
+    constexpr size_t KEY = 128;
+    char key[KEY] = "", bus[32] = "?";
+    int dev = 0;
     cudaGetDevice(&dev);
-    const int local = hmd_comm_local_size();
-    int most = (local + (n > 0 ? n : 1) - 1) / (n > 0 ? n : 1);
-    hmd_comm_max_int(&most, 1);
-    (void)dev;
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) != cudaSuccess) {
+        cudaGetLastError();
+    }
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(key, sizeof key, "%s/%s", host, bus);
+    const int n = hmd_comm_size();
+    std::vector<char> all((size_t)n * KEY);
+    std::vector<size_t> counts(n);
+    hmd_comm_allgatherv(key, KEY, all.data(), counts.data());
+    int most = 1;
+    for (int r = 0; r < n; r++) {
+        int same = 0;
+        for (int q = 0; q < n; q++) {
+            same += !strncmp(&all[(size_t)r * KEY], &all[(size_t)q * KEY], KEY);
+        }
+        most = std::max(most, same);
+    }
     return most;
 }
 
