@@ -32,6 +32,8 @@
  * up, and the host reports it (check) instead of hanging. */
 #include "nvshmem/nvshmem_api.h"
 
+#include "cuda/halo/shifts.cuh"
+
 #include <cuda/atomic>
 #include <cuda_runtime.h>
 #include <nvshmem.h>
@@ -363,13 +365,12 @@ struct nvshmem_transport {
     darray<int> root, dst, eswap, chain_offset, chain, send_list;
     darray<unsigned long long> chunk_deps;
     darray<int> chunk_begin;
-    double *shift;             /* device [HMD_HALO_MAX_SWAPS][3] */
+    hmd_cuda_halo_shifts shifts;
     unsigned int *count;       /* device [HMD_HALO_MAX_SWAPS] */
     unsigned long long *seq;   /* device [1] sums made */
     unsigned long long *epoch; /* device [2] forwards and reverses made */
     unsigned int *blocks_done; /* device [1] */
     int *counts;               /* device [2] */
-    double *shift_host;        /* pinned [HMD_HALO_MAX_SWAPS][3]: what the shift copy reads */
     double **peer_box;         /* device [npes] */
     unsigned long long **peer_sig_sum;
     long long wait_cycles;
@@ -378,8 +379,6 @@ struct nvshmem_transport {
     double *box, *land, *sbuf;
     size_t cap_land, cap_sbuf; /* atoms (the same on every PE) */
     wait_error *err, *err_dev; /* mapped host memory */
-    double h[3][3];
-    bool have_shifts;
     size_t bytes;
     unsigned long generation;
 };
@@ -531,8 +530,6 @@ int flatten(const hmd_halo_plan *plan, int rank, const std::vector<int> &peer_re
     return HMD_OK;
 }
 
-int update_shifts(nvshmem_transport *t, const hmd_box *box, cudaStream_t st);
-
 int nv_setup(void *self, const hmd_halo_arrays *a)
 {
     nvshmem_transport *t = (nvshmem_transport *)self;
@@ -632,7 +629,7 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     dp.send_list = t->send_list.p;
     dp.chunk_deps = t->chunk_deps.p;
     dp.chunk_begin = t->chunk_begin.p;
-    dp.shift = t->shift;
+    dp.shift = t->shifts.dev;
     dp.count = t->count;
     dp.sig_x = t->sig_x;
     dp.sig_f = t->sig_f;
@@ -645,35 +642,8 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     dp.wait_cycles = t->wait_cycles;
     dp.err = t->err_dev;
     dp.rank = me;
-    t->have_shifts = false;
-    return update_shifts(t, a->box, (cudaStream_t)a->stream);
-}
-
-/* The swaps' shifts in cell `box` on the device, when they changed (as the self transport). */
-int update_shifts(nvshmem_transport *t, const hmd_box *box, cudaStream_t st)
-{
-    if (t->have_shifts && !memcmp(t->h, box->h, sizeof t->h)) {
-        return HMD_OK;
-    }
-    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    CHECK(cudaStreamIsCapturing(st, &capturing));
-    std::vector<double> shift(3 * HMD_HALO_MAX_SWAPS, 0.0);
-    for (int s = 0; s < t->plan->nswap; s++) {
-        hmd_halo_swap_shift(&t->plan->swap[s], box, &shift[3 * s]);
-    }
-    if (capturing != cudaStreamCaptureStatusNone) {
-        /* recorded: the copy reads the pinned buffer at every replay (the step synchronised its
-         * stream before recording a step for a new cell: no replay reads it meanwhile) */
-        memcpy(t->shift_host, shift.data(), sizeof(double) * shift.size());
-        CHECK(cudaMemcpyAsync(t->shift, t->shift_host, sizeof(double) * shift.size(),
-                              cudaMemcpyHostToDevice, st));
-    } else { /* from pageable memory: staged before the call returns */
-        CHECK(cudaMemcpyAsync(t->shift, shift.data(), sizeof(double) * shift.size(),
-                              cudaMemcpyHostToDevice, st));
-    }
-    memcpy(t->h, box->h, sizeof t->h);
-    t->have_shifts = true;
-    return HMD_OK;
+    t->shifts.valid = false;
+    return hmd_cuda_halo_shifts_update(&t->shifts, plan, a->box, (cudaStream_t)a->stream);
 }
 
 int nv_forward(void *self, double *x, const hmd_box *box, void *stream)
@@ -684,7 +654,7 @@ int nv_forward(void *self, double *x, const hmd_box *box, void *stream)
         return hmd_error_set(HMD_ESOFTWARE, "halo-transport = nvshmem: forward of an array the "
                                             "set-up was not given");
     }
-    int rc = update_shifts(t, box, st);
+    int rc = hmd_cuda_halo_shifts_update(&t->shifts, t->plan, box, st);
     if (rc) {
         return rc;
     }
@@ -758,11 +728,10 @@ void nv_destroy(void *self)
         return;
     }
     cudaDeviceSynchronize();
-    void *plain[] = {t->swap.p,         t->root.p,      t->dst.p,       t->eswap.p,
-                     t->chain_offset.p, t->chain.p,     t->send_list.p, t->chunk_deps.p,
-                     t->chunk_begin.p,  t->shift,       t->count,       t->seq,
-                     t->epoch,          t->blocks_done, t->counts,      t->peer_box,
-                     t->peer_sig_sum};
+    void *plain[] = {t->swap.p,         t->root.p,  t->dst.p,       t->eswap.p,
+                     t->chain_offset.p, t->chain.p, t->send_list.p, t->chunk_deps.p,
+                     t->chunk_begin.p,  t->count,   t->seq,         t->epoch,
+                     t->blocks_done,    t->counts,  t->peer_box,    t->peer_sig_sum};
     for (void *p : plain) {
         cudaFree(p);
     }
@@ -774,7 +743,7 @@ void nv_destroy(void *self)
         }
     }
     cudaFreeHost(t->err);
-    cudaFreeHost(t->shift_host);
+    hmd_cuda_halo_shifts_free(&t->shifts);
     delete t;
 }
 
@@ -794,7 +763,8 @@ template <typename T> int dev_alloc(nvshmem_transport *t, T **p, size_t n)
 int open_transport(nvshmem_transport *t)
 {
     const int npes = t->npes;
-    int rc = dev_alloc(t, &t->shift, 3 * HMD_HALO_MAX_SWAPS);
+    int rc = hmd_cuda_halo_shifts_init(&t->shifts);
+    t->bytes += rc ? 0 : HMD_CUDA_HALO_SHIFTS_BYTES;
     rc = rc ? rc : dev_alloc(t, &t->count, HMD_HALO_MAX_SWAPS);
     rc = rc ? rc : dev_alloc(t, &t->seq, 1);
     rc = rc ? rc : dev_alloc(t, &t->epoch, 2);
@@ -802,10 +772,6 @@ int open_transport(nvshmem_transport *t)
     rc = rc ? rc : dev_alloc(t, &t->counts, 2);
     rc = rc ? rc : dev_alloc(t, &t->peer_box, npes);
     rc = rc ? rc : dev_alloc(t, &t->peer_sig_sum, npes);
-    if (!rc && cudaHostAlloc((void **)&t->shift_host, 3 * HMD_HALO_MAX_SWAPS * sizeof(double),
-                             cudaHostAllocDefault) != cudaSuccess) {
-        rc = hmd_error_set(HMD_ENOMEM, "no pinned memory for the halo's shifts");
-    }
     rc = hmd_comm_agree(rc); /* the symmetric allocations below are collective */
     if (rc) {
         return rc;

@@ -9,6 +9,7 @@
 #include "cuda/cuda_internal.cuh"
 
 #include "cuda/cuda_api.h"
+#include "cuda/halo/shifts.cuh"
 
 #include <algorithm>
 #include <vector>
@@ -28,10 +29,7 @@ struct self_transport {
     int cap_root, cap_chain_offset, cap_chain, cap_child_offset, cap_child; /* elements held */
     int *counts;                                             /* [2] nlocal, nghost (device) */
     int *root, *chain_offset, *chain, *child_offset, *child; /* device */
-    double *shift;                                           /* [HMD_HALO_MAX_SWAPS][3] (device) */
-    double *shift_host; /* pinned [HMD_HALO_MAX_SWAPS][3]: what a recorded shift copy reads */
-    double h[3][3];     /* the cell the shifts were made for */
-    bool have_shifts;
+    hmd_cuda_halo_shifts shifts;
     size_t bytes;
     unsigned long generation;
     std::vector<int> h_root, h_chain_offset, h_chain, h_child_offset, h_child;
@@ -127,33 +125,6 @@ template <typename T> int put(T *dst, const std::vector<T> &src, size_t n, cudaS
     return HMD_OK;
 }
 
-/* The swaps' shifts in cell `box` on the device, when they changed. */
-int update_shifts(self_transport *t, const hmd_box *box, cudaStream_t st)
-{
-    if (t->have_shifts && !memcmp(t->h, box->h, sizeof t->h)) {
-        return HMD_OK;
-    }
-    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    HMD_CUDA_CHECK(cudaStreamIsCapturing(st, &capturing));
-    std::vector<double> shift(3 * HMD_HALO_MAX_SWAPS, 0.0);
-    for (int s = 0; s < t->plan->nswap; s++) {
-        hmd_halo_swap_shift(&t->plan->swap[s], box, &shift[3 * s]);
-    }
-    if (capturing != cudaStreamCaptureStatusNone) {
-        /* recorded: the copy reads the pinned buffer at every replay (the step synchronised its
-         * stream before recording a step for a new cell: no replay reads it meanwhile) */
-        memcpy(t->shift_host, shift.data(), sizeof(double) * shift.size());
-        HMD_CUDA_CHECK(cudaMemcpyAsync(t->shift, t->shift_host, sizeof(double) * shift.size(),
-                                       cudaMemcpyHostToDevice, st));
-    } else { /* from pageable memory: staged before the call returns, so `shift` may go */
-        HMD_CUDA_CHECK(cudaMemcpyAsync(t->shift, shift.data(), sizeof(double) * shift.size(),
-                                       cudaMemcpyHostToDevice, st));
-    }
-    memcpy(t->h, box->h, sizeof t->h);
-    t->have_shifts = true;
-    return HMD_OK;
-}
-
 int self_setup(void *self, const hmd_halo_arrays *a)
 {
     self_transport *t = (self_transport *)self;
@@ -193,21 +164,21 @@ int self_setup(void *self, const hmd_halo_arrays *a)
     rc = rc ? rc : put(t->chain, t->h_chain, total, st);
     rc = rc ? rc : put(t->child_offset, t->h_child_offset, (size_t)a->nall + 1, st);
     rc = rc ? rc : put(t->child, t->h_child, nghost, st);
-    t->have_shifts = false;
-    return rc ? rc : update_shifts(t, a->box, st);
+    t->shifts.valid = false;
+    return rc ? rc : hmd_cuda_halo_shifts_update(&t->shifts, plan, a->box, st);
 }
 
 int self_forward(void *self, double *x, const hmd_box *box, void *stream)
 {
     self_transport *t = (self_transport *)self;
     cudaStream_t st = (cudaStream_t)stream;
-    int rc = update_shifts(t, box, st);
+    int rc = hmd_cuda_halo_shifts_update(&t->shifts, t->plan, box, st);
     if (rc || !t->root) {
         return rc;
     }
     /* over the capacity: the count is read on the device, so a graph survives list steps */
     forward_kernel<<<(t->cap_root + THREADS - 1) / THREADS, THREADS, 0, st>>>(
-        t->counts, t->root, t->chain_offset, t->chain, t->shift, x);
+        t->counts, t->root, t->chain_offset, t->chain, t->shifts.dev, x);
     HMD_CUDA_LAUNCHED("forward_kernel");
     return HMD_OK;
 }
@@ -242,12 +213,11 @@ void self_destroy(void *self)
 {
     self_transport *t = (self_transport *)self;
     if (t) {
-        void *arrays[] = {t->counts,       t->root,  t->chain_offset, t->chain,
-                          t->child_offset, t->child, t->shift};
+        void *arrays[] = {t->counts, t->root, t->chain_offset, t->chain, t->child_offset, t->child};
         for (void *p : arrays) {
             cudaFree(p);
         }
-        cudaFreeHost(t->shift_host);
+        hmd_cuda_halo_shifts_free(&t->shifts);
         delete t;
     }
 }
@@ -277,14 +247,16 @@ extern "C" int hmd_cuda_halo_open_self(struct hmd_halo_transport *out)
     out->ops = &self_ops;
     out->self = t;
     if (cudaMalloc((void **)&t->counts, 2 * sizeof(int)) != cudaSuccess ||
-        cudaMalloc((void **)&t->shift, 3 * HMD_HALO_MAX_SWAPS * sizeof(double)) != cudaSuccess ||
-        cudaHostAlloc((void **)&t->shift_host, 3 * HMD_HALO_MAX_SWAPS * sizeof(double),
-                      cudaHostAllocDefault) != cudaSuccess ||
         cudaMemset(t->counts, 0, 2 * sizeof(int)) != cudaSuccess) {
         cudaGetLastError();
         hmd_halo_transport_close(out);
         return hmd_error_set(HMD_ENOMEM, "GPU: no room for the halo transport");
     }
-    t->bytes = 2 * sizeof(int) + 3 * HMD_HALO_MAX_SWAPS * sizeof(double);
+    const int rc = hmd_cuda_halo_shifts_init(&t->shifts);
+    if (rc) {
+        hmd_halo_transport_close(out);
+        return rc;
+    }
+    t->bytes = 2 * sizeof(int) + HMD_CUDA_HALO_SHIFTS_BYTES;
     return HMD_OK;
 }
