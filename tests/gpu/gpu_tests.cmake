@@ -33,15 +33,10 @@ endif()
 if(HMD_HAVE_CUDA AND TARGET test_halo_identity)
   foreach(layout "1 1 1 1.0" "2 1 1 1.0" "2 2 1 1.0" "1 2 2 1.0" "2 2 2 1.0" "4 1 1 0.5"
                  "1 3 1 0.6" "2 2 2 0.7")
-    separate_arguments(args UNIX_COMMAND "${layout}")
-    list(GET args 0 nx)
-    list(GET args 1 ny)
-    list(GET args 2 nz)
-    math(EXPR np "${nx} * ${ny} * ${nz}")
-    string(REPLACE " " "_" name "${layout}")
-    add_test(NAME gpu.halo_mpi_${name}
-      COMMAND ${HMD_MPIRUN} -np ${np} $<TARGET_FILE:test_halo_identity> ${args} mpi)
-    set_tests_properties(gpu.halo_mpi_${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+    hmd_halo_layout("${layout}")
+    add_test(NAME gpu.halo_mpi_${halo_name}
+      COMMAND ${HMD_MPIRUN} -np ${halo_np} $<TARGET_FILE:test_halo_identity> ${halo_args} mpi)
+    set_tests_properties(gpu.halo_mpi_${halo_name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
       ENVIRONMENT OMP_NUM_THREADS=1)
   endforeach()
 endif()
@@ -50,16 +45,11 @@ endif()
 if(HMD_HAVE_NVSHMEM AND TARGET test_halo_identity)
   foreach(layout "1 1 1 1.0" "2 1 1 1.0" "2 2 1 1.0" "2 2 2 1.0" "4 1 1 0.5" "1 3 1 0.6"
                  "2 2 2 0.7")
-    separate_arguments(args UNIX_COMMAND "${layout}")
-    list(GET args 0 nx)
-    list(GET args 1 ny)
-    list(GET args 2 nz)
-    math(EXPR np "${nx} * ${ny} * ${nz}")
-    string(REPLACE " " "_" name "${layout}")
-    add_test(NAME gpu.halo_nvshmem_${name}
-      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/with_mps.sh ${np} ${HMD_MPIRUN} -np ${np}
-              $<TARGET_FILE:test_halo_identity> ${args} nvshmem)
-    set_tests_properties(gpu.halo_nvshmem_${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+    hmd_halo_layout("${layout}")
+    add_test(NAME gpu.halo_nvshmem_${halo_name}
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/with_mps.sh ${halo_np} ${HMD_MPIRUN} -np ${halo_np}
+              $<TARGET_FILE:test_halo_identity> ${halo_args} nvshmem)
+    set_tests_properties(gpu.halo_nvshmem_${halo_name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
       RUN_SERIAL TRUE ENVIRONMENT "OMP_NUM_THREADS=1;HMD_NVSHMEM_WAIT_S=10")
   endforeach()
 endif()
