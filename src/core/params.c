@@ -1110,3 +1110,8 @@ struct hmd_param_origin hmd_params_origin(const struct hmd_params *p, const char
     int i = find_key(key);
     return i < 0 ? (struct hmd_param_origin){NULL, 0} : p->origin[i];
 }
+
+void hmd_params_origin_text(const struct hmd_params *p, const char *key, char *buf, size_t n)
+{
+    describe_origin(hmd_params_origin(p, key), buf, n);
+}

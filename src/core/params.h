@@ -216,4 +216,7 @@ int hmd_params_write_reference(FILE *out);
 /* Origin of the value of `key` (any spelling); {NULL, 0} for a default or an unknown key. */
 struct hmd_param_origin hmd_params_origin(const struct hmd_params *p, const char *key);
 
+/* The same as text for messages, into buf[n]: "md.mdp:12", "-set" or "default". */
+void hmd_params_origin_text(const struct hmd_params *p, const char *key, char *buf, size_t n);
+
 #endif /* HMD_CORE_PARAMS_H */

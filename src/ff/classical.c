@@ -16,19 +16,6 @@ struct classical {
     size_t cap_slots;
 };
 
-/* "md.mdp:12", "-set" or "default": where a key's value came from. */
-static void origin_text(const struct hmd_params *p, const char *key, char *buf, size_t n)
-{
-    struct hmd_param_origin o = hmd_params_origin(p, key);
-    if (!o.file) {
-        snprintf(buf, n, "default");
-    } else if (o.line > 0) {
-        snprintf(buf, n, "%s:%d", o.file, o.line);
-    } else {
-        snprintf(buf, n, "%s", o.file);
-    }
-}
-
 int hmd_ff_settings_from_params(const struct hmd_params *p, struct hmd_ff_settings *s)
 {
     static const int vdw[] = {
@@ -51,8 +38,8 @@ int hmd_ff_settings_from_params(const struct hmd_params *p, struct hmd_ff_settin
     int rc = hmd_ff_nb_init(&nb, s);
     if (rc) {
         char a[4200], b[4200];
-        origin_text(p, "rvdw-switch", a, sizeof a);
-        origin_text(p, "rvdw", b, sizeof b);
+        hmd_params_origin_text(p, "rvdw-switch", a, sizeof a);
+        hmd_params_origin_text(p, "rvdw", b, sizeof b);
         return hmd_error_prefix(rc, "run parameters (rvdw-switch from %s, rvdw from %s): ", a, b);
     }
     return HMD_OK;

@@ -185,19 +185,6 @@ static int apply_checkpoint(struct md *md)
     return HMD_OK;
 }
 
-/* "md.mdp:12", "-set" or "default": where the nnp-group came from. */
-static void group_origin(const struct md *md, char *buf, size_t n)
-{
-    const struct hmd_param_origin o = hmd_params_origin(&md->p, "nnp-group");
-    if (!o.file) {
-        snprintf(buf, n, "default");
-    } else if (o.line > 0) {
-        snprintf(buf, n, "%s:%d", o.file, o.line);
-    } else {
-        snprintf(buf, n, "%s", o.file);
-    }
-}
-
 /* -p: every rank reads the topology (each builds the classical provider from it) and the
  * settings of the run's parameters; the nnp-group of hybrid ML/MM. */
 static int read_topology(struct md *md)
@@ -209,7 +196,7 @@ static int read_topology(struct md *md)
     }
     if (!rc && md->p.nnp_group[0]) {
         char where[4200];
-        group_origin(md, where, sizeof where);
+        hmd_params_origin_text(&md->p, "nnp-group", where, sizeof where);
         md->group = malloc((size_t)md->top.natoms + 1);
         rc = md->group
                  ? hmd_nnp_group_select(md->p.nnp_group, where, &md->top, md->opt->index, md->group)

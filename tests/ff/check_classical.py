@@ -134,13 +134,18 @@ def hybrid_water(halomd, repo, workdir):
         raise SystemExit(f"conserved energy fluctuates {f:.3g} eV/atom > 1e-4")
 
 
-def gpu_water(halomd, repo, workdir):
-    """backend = cuda (the device provider in the device step) against the CPU: step 0's terms
-    within 1e-12 of each other and of gmx_d's golden, and the NVE run within the bound."""
+def skip_without_cuda(halomd):
+    """Exits 77 (skipped) when this build has no CUDA backend."""
     probe = subprocess.run([halomd, "-version"], capture_output=True, text=True)
     if "cuda" not in probe.stdout.split("backends:")[-1]:
         print("skipped: this build has no CUDA backend")
         sys.exit(77)
+
+
+def gpu_water(halomd, repo, workdir):
+    """backend = cuda (the device provider in the device step) against the CPU: step 0's terms
+    within 1e-12 of each other and of gmx_d's golden, and the NVE run within the bound."""
+    skip_without_cuda(halomd)
     g = golden(repo, "water_192_ref")
     args = golden_args(repo, g) + ["-set", "tcoupl=no", "-set", "gen-vel=no", "-set",
                                    "dt=0.0005", "-set", "nsteps=1000", "-set", "nstenergy=10"]
@@ -165,10 +170,7 @@ def gpu_water(halomd, repo, workdir):
 def gpu_hybrid(halomd, repo, workdir):
     """Hybrid ML/MM with backend = cuda (the DP on the device, the rest on the host) against the
     CPU: every column within 1e-10 over 20 steps."""
-    probe = subprocess.run([halomd, "-version"], capture_output=True, text=True)
-    if "cuda" not in probe.stdout.split("backends:")[-1]:
-        print("skipped: this build has no CUDA backend")
-        sys.exit(77)
+    skip_without_cuda(halomd)
     g = golden(repo, "water_192_ref")
     args = golden_args(repo, g) + ["-m", os.path.join(repo, "examples/water/water.dp"),
                                    "-set", "nnp-group=resid 1-5", "-set", "tcoupl=no",
