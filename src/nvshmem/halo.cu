@@ -400,13 +400,6 @@ template <typename T> T *sym_alloc(size_t n)
     return (T *)nvshmem_malloc(std::max<size_t>(n, 1) * sizeof(T));
 }
 
-/* The largest of v over the ranks (collective). */
-int max_over_ranks(int v)
-{
-    hmd_comm_max_int(&v, 1);
-    return v;
-}
-
 /* A symmetric array that holds at least n atoms of 3 doubles (collective: n is the same on
  * every rank). */
 int reserve_sym(nvshmem_transport *t, double **p, size_t *cap, size_t n)
@@ -542,18 +535,25 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     }
     /* the receiver's ghost slots of every swap: each rank tells the rank it receives from */
     std::vector<int> peer_recv(plan->nswap, 0), land_off(plan->nswap), sbuf_off(plan->nswap);
-    int land = 0, sbuf = 0;
+    /* [2 s] entries swap s sends, [2 s + 1] those it sends to another rank: their largest over
+     * the ranks sizes the landing and send slices, at the same place on every rank */
+    std::vector<int> most(2 * (size_t)plan->nswap);
     for (int s = 0; s < plan->nswap; s++) {
         const hmd_halo_swap *sw = &plan->swap[s];
         int mine = sw->recv_offset, theirs = 0;
         hmd_comm_exchange(sw->from, &mine, sw->from < 0 ? 0 : sizeof mine, sw->to, &theirs,
                           sw->to < 0 ? 0 : sizeof theirs, HMD_TAG_FORWARD);
         peer_recv[s] = sw->to == me ? sw->recv_offset : theirs;
-        /* landing and send slices: the same place on every rank (the largest swap) */
+        most[2 * s] = sw->nsend;
+        most[2 * s + 1] = sw->to >= 0 && sw->to != me ? sw->nsend : 0;
+    }
+    hmd_comm_max_int(most.data(), 2 * plan->nswap);
+    int land = 0, sbuf = 0;
+    for (int s = 0; s < plan->nswap; s++) {
         land_off[s] = land;
-        land += max_over_ranks(sw->nsend);
+        land += most[2 * s];
         sbuf_off[s] = sbuf;
-        sbuf += max_over_ranks(sw->to >= 0 && sw->to != me ? sw->nsend : 0);
+        sbuf += most[2 * s + 1];
     }
     int rc = reserve_sym(t, &t->land, &t->cap_land, (size_t)land);
     rc = rc ? rc : reserve_sym(t, &t->sbuf, &t->cap_sbuf, (size_t)sbuf);
