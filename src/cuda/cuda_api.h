@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,6 +74,18 @@ struct hmd_cuda_md_config {
     long long first_step;   /* the step the run starts from (a continued run: the checkpoint's) */
     int type0;              /* model type of the system's atom 0 (ff/provider.h io.type0) */
     double thermostat_work; /* kinetic energy the thermostat added before first_step (eV) */
+    bool halo_clock;        /* time the halo on the device (hmd_cuda_md_halo_times) */
+};
+
+/* The halo clock of the device step (config halo_clock): seconds of the GPU's global timer
+ * between stamps queued on the step's stream, summed since hmd_cuda_md_create. forward: from
+ * the first half step to the ghosts' arrival (what the forward halo holds the stream, host
+ * staging or peer waits included); providers: from there to the forces of the home atoms and
+ * ghosts; reverse: from there to the ghost forces folded onto their owners. List steps count
+ * providers and reverse only (the host made their ghosts). All zero when the clock is off. */
+struct hmd_cuda_md_times {
+    double forward_s, providers_s, reverse_s;
+    long long forwards, reverses; /* halos timed */
 };
 
 /* Energies of the last force computation and the thermostat's total work (eV), and the
@@ -197,6 +210,9 @@ int hmd_cuda_md_next_displacement(struct hmd_cuda_md *md, double *disp);
  * Synchronises. */
 int hmd_cuda_md_fetch(struct hmd_cuda_md *md, struct hmd_atoms *a, unsigned fields,
                       struct hmd_cuda_md_scalars *s);
+
+/* The halo clock so far into *t (zeros when config halo_clock was off). Synchronises. */
+int hmd_cuda_md_halo_times(struct hmd_cuda_md *md, struct hmd_cuda_md_times *t);
 
 /* Device memory of the step's own arrays (bytes; the state, providers and transport apart). */
 size_t hmd_cuda_md_device_bytes(const struct hmd_cuda_md *md);
@@ -333,6 +349,12 @@ static inline int hmd_cuda_md_fetch(struct hmd_cuda_md *md, struct hmd_atoms *a,
                                     struct hmd_cuda_md_scalars *s)
 {
     (void)md, (void)a, (void)fields, (void)s;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_md_halo_times(struct hmd_cuda_md *md, struct hmd_cuda_md_times *t)
+{
+    (void)md;
+    memset(t, 0, sizeof *t);
     return hmd_cuda_unavailable();
 }
 static inline size_t hmd_cuda_md_device_bytes(const struct hmd_cuda_md *md)

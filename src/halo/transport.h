@@ -57,6 +57,10 @@ struct hmd_halo_transport_ops {
     /* Device transports whose kernels wait on other ranks: a failure they recorded (a wait that
      * ran out), reported once the stream has been synchronised. NULL: none can happen. */
     int (*check)(void *t);
+    /* Seconds this rank's forward and reverse calls have spent so far waiting for other ranks'
+     * data (device transports: read once the stream has been synchronised). NULL: not
+     * measured. */
+    double (*waited)(void *t);
 };
 
 struct hmd_halo_transport {
@@ -120,6 +124,13 @@ static inline unsigned long hmd_halo_transport_generation(const struct hmd_halo_
 static inline int hmd_halo_transport_check(struct hmd_halo_transport *t)
 {
     return t->ops && t->ops->check ? t->ops->check(t->self) : 0;
+}
+
+/* Seconds spent waiting for other ranks so far (ops.waited); -1 when the transport does not
+ * measure it. */
+static inline double hmd_halo_transport_waited(struct hmd_halo_transport *t)
+{
+    return t->ops && t->ops->waited ? t->ops->waited(t->self) : -1.0;
 }
 
 /* Closes the transport (one never opened is fine) and zeroes *t. */

@@ -8,6 +8,13 @@
 #include "cuda/cuda_api.h"
 #include "md/backend.h"
 
+/* The halo clock: on with several ranks; HMD_HALO_CLOCK=0 or 1 forces it off or on. */
+static bool halo_clock_on(void)
+{
+    const char *v = getenv("HMD_HALO_CLOCK");
+    return v && *v ? atoi(v) != 0 : hmd_comm_size() > 1;
+}
+
 int hmd_device_run_start(struct hmd_device_run *d, struct hmd_forces *fs, struct hmd_atoms *atoms,
                          const struct hmd_box *box, const struct hmd_thermostat *th,
                          const struct hmd_params *p, int64_t first_step, double thermostat_work)
@@ -25,6 +32,7 @@ int hmd_device_run_start(struct hmd_device_run *d, struct hmd_forces *fs, struct
         .first_step = first_step,
         .type0 = fs->type0,
         .thermostat_work = thermostat_work,
+        .halo_clock = halo_clock_on(),
     };
     struct hmd_backend_halo h;
     int rc = hmd_backend_open_halo(p->halo_transport, &h, d->transport, sizeof d->transport);
@@ -127,6 +135,13 @@ int hmd_device_run_fetch(struct hmd_device_run *d, struct hmd_forces *fs, struct
             *thermostat_work = s.thermostat_work;
         }
     }
+    return rc;
+}
+
+int hmd_device_run_halo_times(struct hmd_device_run *d, struct hmd_cuda_md_times *t, double *waited)
+{
+    const int rc = hmd_cuda_md_halo_times(d->md, t);
+    *waited = t->forwards + t->reverses > 0 ? hmd_halo_transport_waited(&d->halo) : -1.0;
     return rc;
 }
 

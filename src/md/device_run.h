@@ -15,8 +15,7 @@
 #include "md/forces.h"
 #include "md/thermostat.h"
 
-struct hmd_cuda_state;
-struct hmd_cuda_md;
+#include "cuda/cuda_api.h"
 
 struct hmd_device_run {
     struct hmd_cuda_state *state;   /* the atoms on the device (owned) */
@@ -66,6 +65,12 @@ int hmd_device_run_next_displacement(struct hmd_device_run *d, double *disp);
  * the thermostat's total work; positions, velocities and forces of the home atoms when asked. */
 int hmd_device_run_fetch(struct hmd_device_run *d, struct hmd_forces *fs, struct hmd_atoms *atoms,
                          bool x, bool v, bool f, double *thermostat_work);
+
+/* The device's halo clock so far (cuda_api.h hmd_cuda_md_times: on with several ranks, or
+ * HMD_HALO_CLOCK=1) and *waited, the seconds the transport's calls waited for other ranks (-1:
+ * not measured, or the clock is off). Synchronises. */
+int hmd_device_run_halo_times(struct hmd_device_run *d, struct hmd_cuda_md_times *t,
+                              double *waited);
 
 /* Device memory of the run: state, step, transport and providers (bytes). */
 size_t hmd_device_run_bytes(const struct hmd_device_run *d, const struct hmd_forces *fs);

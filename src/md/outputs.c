@@ -451,6 +451,30 @@ int md_write_outputs(struct md *md)
     return rc;
 }
 
+/* The halo clock's microseconds per step, least, mean and most over ranks (collective). */
+static void halo_stats(const struct md *md, struct hmd_perf *perf)
+{
+    const struct md_halo_times *h = &md->halo;
+    perf->halo_forwards = h->forwards;
+    const double fwd = h->forwards > 0 ? 1e6 * h->forward_s / (double)h->forwards : 0.0;
+    const double rev = h->reverses > 0 ? 1e6 * h->reverse_s / (double)h->reverses : 0.0;
+    const double wait =
+        h->forwards > 0 && h->wait_s >= 0 ? 1e6 * h->wait_s / (double)h->forwards : -1.0;
+    double mn[3] = {-fwd, -rev, -wait}, mx[3] = {fwd, rev, wait}, sum[3] = {fwd, rev, wait};
+    hmd_comm_max(mn, 3);
+    hmd_comm_max(mx, 3);
+    hmd_comm_sum(sum, 3);
+    double *out[3] = {perf->halo_forward_us, perf->halo_reverse_us, perf->halo_wait_us};
+    for (int k = 0; k < 3; k++) {
+        out[k][0] = -mn[k];
+        out[k][1] = sum[k] / md->sys.dd.nranks;
+        out[k][2] = mx[k];
+    }
+    if (-mn[2] < 0) { /* some rank did not measure its waits */
+        out[2][1] = -1.0;
+    }
+}
+
 void md_finish(struct md *md, double wall)
 {
     /* min, average and max of every phase over ranks */
@@ -510,6 +534,7 @@ void md_finish(struct md *md, double wall)
         perf.phase_avg[p] = sum[p] / md->sys.dd.nranks;
         perf.phase_max[p] = mx[p];
     }
+    halo_stats(md, &perf);
     if (hmd_comm_rank() != 0) {
         return;
     }

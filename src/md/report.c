@@ -122,13 +122,26 @@ void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_t
     if (perf->device_bytes > 0) {
         fprintf(out,
                 "GPU memory %.1f MiB, %.0f bytes per atom (the whole step on the GPU: "
-                "Force is the device's time for the steps, integration, halo and the Deep "
-                "Potential; Neighbour list is the list steps' own work)\n",
+                "Force is the device's time for the steps, integration and the force "
+                "providers, and the halo where Halo does not show it; Neighbour list is the "
+                "list steps' own work)\n",
                 perf->device_bytes / 1048576.0, perf->device_bytes / perf->natoms);
         if (perf->nranks > 1) {
             fprintf(out, "GPU memory of the rank that holds the most: %.1f MiB\n",
                     perf->device_bytes_rank_max / 1048576.0);
         }
+    }
+    if (perf->halo_forwards > 0) {
+        fprintf(out,
+                "Halo per step on the device clock, min / avg / max over ranks (us): forward "
+                "%.1f / %.1f / %.1f, reverse %.1f / %.1f / %.1f",
+                perf->halo_forward_us[0], perf->halo_forward_us[1], perf->halo_forward_us[2],
+                perf->halo_reverse_us[0], perf->halo_reverse_us[1], perf->halo_reverse_us[2]);
+        if (perf->halo_wait_us[1] >= 0) {
+            fprintf(out, "; of which waiting for other ranks %.1f / %.1f / %.1f",
+                    perf->halo_wait_us[0], perf->halo_wait_us[1], perf->halo_wait_us[2]);
+        }
+        fprintf(out, " (Halo below; Force is the rest of the device's steps)\n");
     }
     fprintf(out, "\n%-16s %12s %12s %12s %10s %8s\n", "Section", "min (s)", "avg (s)", "max (s)",
             "calls", "%total");
@@ -271,6 +284,20 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
                                   perf->device_bytes, "device_bytes_per_atom",
                                   perf->natoms > 0 ? perf->device_bytes / perf->natoms : 0.0,
                                   "device_bytes_rank_max", perf->device_bytes_rank_max));
+    if (perf->halo_forwards > 0) {
+        json_t *h = json_object();
+        const char *names[] = {"forward", "reverse", "wait"};
+        const double *v[] = {perf->halo_forward_us, perf->halo_reverse_us, perf->halo_wait_us};
+        for (int k = 0; k < 3; k++) {
+            if (v[k][1] >= 0) {
+                json_object_set_new(
+                    h, names[k],
+                    json_pack("{s:f, s:f, s:f}", "min", v[k][0], "avg", v[k][1], "max", v[k][2]));
+            }
+        }
+        json_object_set_new(h, "steps", json_integer((json_int_t)perf->halo_forwards));
+        json_object_set_new(root, "halo_us_per_step", h);
+    }
     const int rc = hmd_json_write_file(path, root, JSON_INDENT(2) | JSON_REAL_PRECISION(12), note,
                                        sizeof note);
     json_decref(root);

@@ -150,6 +150,7 @@ int hmd_run(const struct hmd_run_options *opt)
         rc = run_loop(md);
         if (!rc && hmd_device_run_on(&md->gpu)) { /* a stop between outputs leaves steps queued */
             rc = md_device_wait(md);
+            rc = rc ? rc : md_device_account(md, false);
         }
         double wall = hmd_wtime() - md->t_start; /* from after the step-0 forces */
         if (!rc && hmd_device_run_on(&md->gpu) && md->out.last_frame_step != md->step) {

@@ -93,6 +93,14 @@ struct md {
     char backend[512]; /* the compute backend chosen, for the log */
     struct hmd_dlb dlb;
     double t_force_mark; /* fs.t_force at the last balancing */
+    /* backend = cuda: the device's halo clock at the last accounting (md_device_account), and
+     * what it measured since the step loop began */
+    struct hmd_cuda_md_times halo_mark;
+    double halo_wait_mark;
+    struct md_halo_times {
+        double forward_s, reverse_s, wait_s; /* wait_s < 0: the transport does not measure it */
+        long long forwards, reverses;
+    } halo;
     /* force evaluations that left neighbours out of the descriptors (more within rcut than sel) */
     struct {
         int64_t evaluations, first_step; /* first_step -1 before any */
@@ -173,5 +181,8 @@ int md_step_device(struct md *md);
 int md_device_wait(struct md *md);
 /* What an output step writes, copied from the device. */
 int md_device_fetch(struct md *md, bool energy, bool frame);
+/* After md_device_wait: the halo clock's time since the last call moves from Force to Halo
+ * (md->halo adds it up); `start` only takes the clock's reading. */
+int md_device_account(struct md *md, bool start);
 
 #endif /* HMD_MD_RUN_INTERNAL_H */

@@ -1,7 +1,8 @@
 /* The MD step kept on the GPU (backend = cuda, md/device_run.h): the host joins at
  * neighbour-list steps (decided by nstlist, or by the displacement the device predicted for
  * this step) and output steps. The performance table's Force is the device's time for the
- * steps (integration, halo and the providers), Neighbour list the list steps' own work (their
+ * steps (integration and the providers), Halo the part of it the device's halo clock gave the
+ * halo (several ranks: md_device_account), Neighbour list the list steps' own work (their
  * first half step, positions to the host, migration, ghosts, the lists). */
 #include "md/run_internal.h"
 
@@ -40,6 +41,37 @@ int md_device_wait(struct md *md)
     return rc;
 }
 
+/* backend = cuda, after md_device_wait: the halo clock's time since the last accounting moves
+ * from Force to Halo, and adds up in md->halo; `start` only takes the clock's reading. */
+int md_device_account(struct md *md, bool start)
+{
+    struct hmd_cuda_md_times t;
+    double waited;
+    const int rc = hmd_device_run_halo_times(&md->gpu, &t, &waited);
+    if (rc) {
+        return rc;
+    }
+    const struct hmd_cuda_md_times *m = &md->halo_mark;
+    if (start) {
+        memset(&md->halo, 0, sizeof md->halo);
+        md->halo.wait_s = waited < 0 ? -1.0 : 0.0;
+    } else {
+        const double fwd = t.forward_s - m->forward_s, rev = t.reverse_s - m->reverse_s;
+        md->halo.forward_s += fwd;
+        md->halo.reverse_s += rev;
+        md->halo.forwards += t.forwards - m->forwards;
+        md->halo.reverses += t.reverses - m->reverses;
+        if (waited >= 0 && md->halo.wait_s >= 0) {
+            md->halo.wait_s += waited - md->halo_wait_mark;
+        }
+        hmd_timer_add(&md->timers, HMD_TIMER_FORCE, -(fwd + rev));
+        hmd_timer_add(&md->timers, HMD_TIMER_HALO, fwd + rev);
+    }
+    md->halo_mark = t;
+    md->halo_wait_mark = waited;
+    return HMD_OK;
+}
+
 /* backend = cuda: what this output step writes, copied from the device. */
 int md_device_fetch(struct md *md, bool energy, bool frame)
 {
@@ -72,6 +104,7 @@ int md_step_device(struct md *md)
     int rc;
     if (rebuild) {
         rc = md_device_wait(md);
+        rc = rc ? rc : md_device_account(md, false);
         if (rc) {
             return rc;
         }
@@ -121,6 +154,7 @@ int md_start_device(struct md *md)
         md_note_dropped(md);
         rc = hmd_device_run_next_displacement(&md->gpu, &md->next_disp);
     }
+    rc = rc ? rc : md_device_account(md, true);
     if (!rc && md->out.log) {
         const double bytes = (double)hmd_device_run_bytes(&md->gpu, &md->fs);
         fprintf(md->out.log,

@@ -29,7 +29,10 @@
  * step n + 1 only after that peer returned its step-n ghost forces (which it sent after its
  * forces, the last reader of those ghosts). Every wait is bounded (HMD_NVSHMEM_WAIT_S seconds,
  * default 60): a wait that runs out records which rank, swap and step it waited for and gives
- * up, and the host reports it (check) instead of hanging. */
+ * up, and the host reports it (check) instead of hanging. The time rank's waits take (block 0's
+ * in the forward, the reverse block's) adds up on the device for the log (waited).
+ * HMD_NVSHMEM_DELAY_US (tests): every signal is held back for a random time below it, so that
+ * the exchanges see peers arrive late and in every order. */
 #include "nvshmem/nvshmem_api.h"
 
 #include "cuda/halo/shifts.cuh"
@@ -113,14 +116,48 @@ struct device_plan {
     unsigned int *blocks_done;            /* forward blocks that finished this exchange */
     long long wait_cycles;
     wait_error *err;
+    unsigned long long *waited; /* [2] ns forward and reverse spent waiting (device) */
+    unsigned delay_ns;          /* tests: most random delay before a signal (0: none) */
     int rank;
 };
 
+__device__ unsigned long long global_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Tests (HMD_NVSHMEM_DELAY_US): holds the calling thread for a pseudo-random time below
+ * delay_ns, different for every rank, exchange and salt, so that signals come late and in
+ * every order; nothing when delay_ns is 0. */
+__device__ void random_delay(unsigned delay_ns, int rank, unsigned long long step, int salt)
+{
+    if (delay_ns == 0) {
+        return;
+    }
+    unsigned long long h = step * 0x9E3779B97F4A7C15ull ^ (unsigned long long)(rank + 1) << 40 ^
+                           (unsigned long long)(salt + 1) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    h *= 0x94D049BB133111EBull;
+    h ^= h >> 29;
+    const unsigned long long end = global_ns() + h % delay_ns;
+    while (global_ns() < end) {
+    }
+}
+
+/* Waits until *sig >= value, at most `cycles` clock cycles; a wait that runs out is recorded
+ * in err. The time spent is added to *waited (ns) unless it is NULL. */
 __device__ bool wait_for(unsigned long long *sig, unsigned long long value, long long cycles,
-                         wait_error *err, int rank, int swap, long long step, int what)
+                         wait_error *err, int rank, int swap, long long step, int what,
+                         unsigned long long *waited)
 {
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> s(*sig);
+    if (s.load(cuda::memory_order_acquire) >= value) {
+        return true;
+    }
     const long long t0 = clock64();
+    const unsigned long long ns0 = waited ? global_ns() : 0;
     while (s.load(cuda::memory_order_acquire) < value) {
         if (clock64() - t0 > cycles) {
             if (atomicCAS(&err->failed, 0, 1) == 0) {
@@ -132,6 +169,9 @@ __device__ bool wait_for(unsigned long long *sig, unsigned long long value, long
             }
             return false;
         }
+    }
+    if (waited) {
+        *waited += global_ns() - ns0;
     }
     return true;
 }
@@ -148,7 +188,8 @@ __global__ void __launch_bounds__(CHUNK) forward_kernel(device_plan p)
             while (deps && ok) {
                 const int d = __ffsll((long long)deps) - 1;
                 deps &= deps - 1;
-                ok = wait_for(&p.sig_x[d], step, p.wait_cycles, p.err, p.rank, d, step, 0);
+                ok = wait_for(&p.sig_x[d], step, p.wait_cycles, p.err, p.rank, d, step, 0,
+                              blockIdx.x == 0 ? &p.waited[0] : NULL);
             }
         }
         __syncthreads();
@@ -178,6 +219,7 @@ __global__ void __launch_bounds__(CHUNK) forward_kernel(device_plan p)
                 cuda::atomic_ref<unsigned int, cuda::thread_scope_device> n(p.count[s]);
                 if (n.fetch_add(1, cuda::memory_order_acq_rel) + 1 == (unsigned)sw.nsend) {
                     n.store(0, cuda::memory_order_relaxed);
+                    random_delay(p.delay_ns, p.rank, step, s);
                     cuda::atomic_thread_fence(cuda::memory_order_seq_cst,
                                               cuda::thread_scope_system);
                     if (sw.send_kind == MAPPED) {
@@ -200,7 +242,8 @@ __global__ void __launch_bounds__(CHUNK) forward_kernel(device_plan p)
         for (int s = 0; s < p.nswap; s++) {
             const dswap &sw = p.swap[s];
             if ((sw.recv_kind == MAPPED || sw.recv_kind == REMOTE) && sw.nrecv > 0 &&
-                !wait_for(&p.sig_x[s], step, p.wait_cycles, p.err, p.rank, s, step, 0)) {
+                !wait_for(&p.sig_x[s], step, p.wait_cycles, p.err, p.rank, s, step, 0,
+                          &p.waited[0])) {
                 break;
             }
         }
@@ -235,11 +278,13 @@ __global__ void __launch_bounds__(REVERSE_THREADS) reverse_kernel(device_plan p)
             }
             __syncthreads();
             if (threadIdx.x == 0) {
+                random_delay(p.delay_ns, p.rank, step, HMD_HALO_MAX_SWAPS + s);
                 cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
                 cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> sig(*sw.peer_sig_f);
                 sig.store(step, cuda::memory_order_release);
             }
         } else if (sw.recv_kind == REMOTE && sw.nrecv > 0 && threadIdx.x == 0) {
+            random_delay(p.delay_ns, p.rank, step, HMD_HALO_MAX_SWAPS + s);
             nvshmem_double_put_signal_nbi(p.land + 3 * (size_t)sw.land_offset, ghost,
                                           3 * (size_t)sw.nrecv, (uint64_t *)&p.sig_f[s], step,
                                           NVSHMEM_SIGNAL_SET, sw.from);
@@ -250,7 +295,8 @@ __global__ void __launch_bounds__(REVERSE_THREADS) reverse_kernel(device_plan p)
             val = ghost;
         } else if ((sw.send_kind == MAPPED || sw.send_kind == REMOTE) && sw.nsend > 0) {
             if (threadIdx.x == 0) {
-                ok = wait_for(&p.sig_f[s], step, p.wait_cycles, p.err, p.rank, s, step, 1);
+                ok = wait_for(&p.sig_f[s], step, p.wait_cycles, p.err, p.rank, s, step, 1,
+                              &p.waited[1]);
             }
             __syncthreads();
             val = p.land + 3 * (size_t)sw.land_offset;
@@ -283,6 +329,7 @@ struct sum_plan {
     unsigned long long *seq;       /* sums made so far (this rank's, device) */
     long long wait_cycles;
     wait_error *err;
+    unsigned delay_ns; /* tests: most random delay before the signals (0: none) */
 };
 
 __global__ void sum_kernel(sum_plan p, const double *local, double *total)
@@ -298,6 +345,7 @@ __global__ void sum_kernel(sum_plan p, const double *local, double *total)
     for (int c = 0; c < p.n; c++) {
         p.box[slot + c] = local[c];
     }
+    random_delay(p.delay_ns, p.rank, seq, 2 * HMD_HALO_MAX_SWAPS);
     for (int q = 0; q < p.npes; q++) {
         if (q == p.rank) {
             cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> s(p.sig[q]);
@@ -316,7 +364,7 @@ __global__ void sum_kernel(sum_plan p, const double *local, double *total)
         }
     }
     for (int q = 0; q < p.npes; q++) {
-        if (!wait_for(&p.sig[q], seq, p.wait_cycles, p.err, p.rank, -1, (long long)seq, 2)) {
+        if (!wait_for(&p.sig[q], seq, p.wait_cycles, p.err, p.rank, -1, (long long)seq, 2, NULL)) {
             return;
         }
     }
@@ -366,14 +414,16 @@ struct nvshmem_transport {
     darray<unsigned long long> chunk_deps;
     darray<int> chunk_begin;
     hmd_cuda_halo_shifts shifts;
-    unsigned int *count;       /* device [HMD_HALO_MAX_SWAPS] */
-    unsigned long long *seq;   /* device [1] sums made */
-    unsigned long long *epoch; /* device [2] forwards and reverses made */
-    unsigned int *blocks_done; /* device [1] */
-    int *counts;               /* device [2] */
-    double **peer_box;         /* device [npes] */
+    unsigned int *count;        /* device [HMD_HALO_MAX_SWAPS] */
+    unsigned long long *seq;    /* device [1] sums made */
+    unsigned long long *epoch;  /* device [2] forwards and reverses made */
+    unsigned int *blocks_done;  /* device [1] */
+    unsigned long long *waited; /* device [2] ns forward and reverse waited */
+    int *counts;                /* device [2] */
+    double **peer_box;          /* device [npes] */
     unsigned long long **peer_sig_sum;
     long long wait_cycles;
+    unsigned delay_ns; /* HMD_NVSHMEM_DELAY_US (tests) */
     /* symmetric */
     unsigned long long *sig_x, *sig_f, *sig_sum;
     double *box, *land, *sbuf;
@@ -639,7 +689,9 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     dp.sbuf = t->sbuf;
     dp.epoch = t->epoch;
     dp.blocks_done = t->blocks_done;
+    dp.waited = t->waited;
     dp.wait_cycles = t->wait_cycles;
+    dp.delay_ns = t->delay_ns;
     dp.err = t->err_dev;
     dp.rank = me;
     t->shifts.valid = false;
@@ -731,7 +783,8 @@ void nv_destroy(void *self)
     void *plain[] = {t->swap.p,         t->root.p,  t->dst.p,       t->eswap.p,
                      t->chain_offset.p, t->chain.p, t->send_list.p, t->chunk_deps.p,
                      t->chunk_begin.p,  t->count,   t->seq,         t->epoch,
-                     t->blocks_done,    t->counts,  t->peer_box,    t->peer_sig_sum};
+                     t->blocks_done,    t->counts,  t->peer_box,    t->peer_sig_sum,
+                     t->waited};
     for (void *p : plain) {
         cudaFree(p);
     }
@@ -747,9 +800,19 @@ void nv_destroy(void *self)
     delete t;
 }
 
+double nv_waited(void *self)
+{
+    nvshmem_transport *t = (nvshmem_transport *)self;
+    unsigned long long ns[2] = {0, 0};
+    if (cudaMemcpy(ns, t->waited, sizeof ns, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        return -1.0;
+    }
+    return 1e-9 * (double)(ns[0] + ns[1]);
+}
+
 const hmd_halo_transport_ops nv_ops = {
     "nvshmem",       true,          true,       nv_setup, nv_forward, nv_reverse, nv_sum,
-    nv_device_bytes, nv_generation, nv_destroy, nv_check,
+    nv_device_bytes, nv_generation, nv_destroy, nv_check, nv_waited,
 };
 
 template <typename T> int dev_alloc(nvshmem_transport *t, T **p, size_t n)
@@ -769,6 +832,7 @@ int open_transport(nvshmem_transport *t)
     rc = rc ? rc : dev_alloc(t, &t->seq, 1);
     rc = rc ? rc : dev_alloc(t, &t->epoch, 2);
     rc = rc ? rc : dev_alloc(t, &t->blocks_done, 1);
+    rc = rc ? rc : dev_alloc(t, &t->waited, 2);
     rc = rc ? rc : dev_alloc(t, &t->counts, 2);
     rc = rc ? rc : dev_alloc(t, &t->peer_box, npes);
     rc = rc ? rc : dev_alloc(t, &t->peer_sig_sum, npes);
@@ -808,8 +872,11 @@ int open_transport(nvshmem_transport *t)
     memset(t->err, 0, sizeof(wait_error));
     CHECK(cudaHostGetDevicePointer((void **)&t->err_dev, t->err, 0));
     t->wait_cycles = wait_cycles();
+    const char *delay = getenv("HMD_NVSHMEM_DELAY_US");
+    t->delay_ns = delay && atof(delay) > 0 ? (unsigned)(1e3 * std::min(atof(delay), 1e6)) : 0;
     t->sp = sum_plan{npes,       t->rank,         0,      t->box,         t->peer_box,
-                     t->sig_sum, t->peer_sig_sum, t->seq, t->wait_cycles, t->err_dev};
+                     t->sig_sum, t->peer_sig_sum, t->seq, t->wait_cycles, t->err_dev,
+                     t->delay_ns};
     nvshmem_barrier_all(); /* every rank's signals are zero before anyone signals */
     return HMD_OK;
 }

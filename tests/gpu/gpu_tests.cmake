@@ -20,37 +20,49 @@ if(HMD_HAVE_CUDA)
   endforeach()
 endif()
 # The halo test body (tests/mpi/test_halo_identity.c) through the device's self transport, on
-# one rank, with one and with several pulses per direction
+# one rank, with one and with several pulses per direction; then 10^4 rounds as one CUDA graph
+# replayed (tests/gpu/halo_replay.h)
 if(HMD_HAVE_CUDA AND TARGET test_halo_identity)
   foreach(scale 1.0 0.5 0.3)
     add_test(NAME gpu.halo_self_${scale}
-      COMMAND test_halo_identity 1 1 1 ${scale} self)
+      COMMAND test_halo_identity 1 1 1 ${scale} self 10000)
     set_tests_properties(gpu.halo_self_${scale} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
   endforeach()
 endif()
 # ... and through the device's mpi transport on the grids of the host's test (tests/mpi), ranks
-# sharing the GPU
+# sharing the GPU, 200 rounds after (the host stages every round: no graph)
 if(HMD_HAVE_CUDA AND TARGET test_halo_identity)
   foreach(layout "1 1 1 1.0" "2 1 1 1.0" "2 2 1 1.0" "1 2 2 1.0" "2 2 2 1.0" "4 1 1 0.5"
                  "1 3 1 0.6" "2 2 2 0.7")
     hmd_halo_layout("${layout}")
     add_test(NAME gpu.halo_mpi_${halo_name}
-      COMMAND ${HMD_MPIRUN} -np ${halo_np} $<TARGET_FILE:test_halo_identity> ${halo_args} mpi)
+      COMMAND ${HMD_MPIRUN} -np ${halo_np} $<TARGET_FILE:test_halo_identity> ${halo_args} mpi
+              200)
     set_tests_properties(gpu.halo_mpi_${halo_name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
       ENVIRONMENT OMP_NUM_THREADS=1)
   endforeach()
 endif()
 # ... and through the nvshmem transport, under an MPS server of the test's own (several PEs on
-# one GPU need it; one at a time: RUN_SERIAL)
+# one GPU need it; one at a time: RUN_SERIAL), with 10^4 graph replays; the `delayed` runs hold
+# every signal back for a random time below 20 us (HMD_NVSHMEM_DELAY_US), so that ranks come
+# late and in every order
 if(HMD_HAVE_NVSHMEM AND TARGET test_halo_identity)
   foreach(layout "1 1 1 1.0" "2 1 1 1.0" "2 2 1 1.0" "2 2 2 1.0" "4 1 1 0.5" "1 3 1 0.6"
-                 "2 2 2 0.7")
+                 "2 2 2 0.7" "delayed 2 1 1 1.0" "delayed 4 1 1 0.5" "delayed 2 2 2 0.7")
+    set(env "OMP_NUM_THREADS=1;HMD_NVSHMEM_WAIT_S=10")
+    if(layout MATCHES "^delayed ")
+      string(REPLACE "delayed " "" layout "${layout}")
+      set(prefix delayed_)
+      list(APPEND env "HMD_NVSHMEM_DELAY_US=20")
+    else()
+      set(prefix "")
+    endif()
     hmd_halo_layout("${layout}")
-    add_test(NAME gpu.halo_nvshmem_${halo_name}
+    add_test(NAME gpu.halo_nvshmem_${prefix}${halo_name}
       COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/with_mps.sh ${halo_np} ${HMD_MPIRUN} -np ${halo_np}
-              $<TARGET_FILE:test_halo_identity> ${halo_args} nvshmem)
-    set_tests_properties(gpu.halo_nvshmem_${halo_name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
-      RUN_SERIAL TRUE ENVIRONMENT "OMP_NUM_THREADS=1;HMD_NVSHMEM_WAIT_S=10")
+              $<TARGET_FILE:test_halo_identity> ${halo_args} nvshmem 10000)
+    set_tests_properties(gpu.halo_nvshmem_${prefix}${halo_name} PROPERTIES LABELS gpu
+      SKIP_RETURN_CODE 77 RUN_SERIAL TRUE ENVIRONMENT "${env}")
   endforeach()
 endif()
 # The GPU step on several ranks sharing the GPU(s) (tests/gpu/check_multi.py)

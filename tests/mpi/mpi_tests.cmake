@@ -19,6 +19,11 @@ endfunction()
 if(HMD_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   add_executable(test_halo_identity ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_halo_identity.c)
   target_link_libraries(test_halo_identity PRIVATE halomd_lib)
+  if(HMD_HAVE_CUDA) # the replay stage of device transports
+    target_sources(test_halo_identity PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/gpu/halo_replay.cu)
+    target_include_directories(test_halo_identity PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/gpu)
+    target_compile_definitions(test_halo_identity PRIVATE HMD_TEST_REPLAY=1)
+  endif()
   set(HMD_MPIRUN ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root)
   # grid and cell scale: 1D, 2D, 3D grids; scaled-down cells need several pulses
   foreach(layout "1 1 1 1.0" "2 1 1 1.0" "4 1 1 1.0" "2 2 1 1.0" "1 2 2 1.0" "2 2 2 1.0"

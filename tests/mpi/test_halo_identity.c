@@ -1,12 +1,15 @@
 /* The halo test, one body for every transport, run as
- *   mpirun -np P test_halo_identity NX NY NZ [SCALE [TRANSPORT]]
+ *   mpirun -np P test_halo_identity NX NY NZ [SCALE [TRANSPORT [ROUNDS]]]
  * (TRANSPORT: host, the default, or a device transport: self on one rank, mpi, nvshmem): on fresh
  * random atoms in a triclinic cell split NX x NY x NZ (scaled by SCALE: below 1, several pulses),
  * every ghost must be a true image of the atom it names, carry a value that encodes its origin
  * (global id and owner rank) through the forward halo, every image within the cut-off of a
  * subdomain must be present exactly once, and the reverse halo must return to each owner exactly
- * one contribution per ghost copy. Also checks that migration conserves the set of global ids. Exit
- * code 0 on success on every rank, 77 (skipped) for a device transport without a GPU. */
+ * one contribution per ghost copy. With ROUNDS (device transports), forward and reverse then run
+ * ROUNDS times more with no host in between, as one CUDA graph replayed where the transport can
+ * be recorded (tests/gpu/halo_replay.h), every round's values checked. Also checks that
+ * migration conserves the set of global ids. Exit code 0 on success on every rank, 77 (skipped)
+ * for a device transport without a GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,9 @@
 #include "dd/migrate.h"
 #include "halo/transport.h"
 #include "nvshmem/nvshmem_api.h"
+#if HMD_TEST_REPLAY
+#include "halo_replay.h"
+#endif
 
 static int failures;
 
@@ -269,6 +275,22 @@ int main(int argc, char **argv)
               (long long)id, f[3 * k], (long long)copies[id]);
         CHECK(fabs(f[3 * k + 1] - (double)copies[id] * id) < 1e-6, "reverse carried other ids");
     }
+    const int rounds = argc > 6 ? atoi(argv[6]) : 0;
+#if HMD_TEST_REPLAY
+    if (u.state && rounds > 0) {
+        double *mine_copies = malloc(sizeof(double) * (mine.nlocal > 0 ? mine.nlocal : 1));
+        for (int k = 0; k < mine.nlocal; k++) {
+            mine_copies[k] = (double)copies[mine.id[k]];
+        }
+        long long wrong = 0;
+        CHECK(hmd_test_halo_replay(&u.t, u.state, &box, mine_copies, rounds, &wrong) == 0,
+              "replay: %s", hmd_error_msg());
+        CHECK(wrong == 0, "replay: %lld values wrong in %d rounds", wrong, rounds);
+        free(mine_copies);
+    }
+#else
+    CHECK(rounds == 0, "ROUNDS needs a build with CUDA");
+#endif
     /* migration: move every atom by a random step and check the ids are all still there */
     for (int k = 0; k < mine.nlocal; k++) {
         memcpy(mine.x + 3 * k, all.x + 3 * mine.id[k], sizeof(double) * 3);
@@ -295,9 +317,9 @@ int main(int argc, char **argv)
     hmd_comm_max_int(&bad, 1);
     if (hmd_comm_rank() == 0) {
         printf("%s: transport %s, grid %d x %d x %d, cell scale %g, %d ghosts on rank 0 in %d "
-               "swaps\n",
+               "swaps, %d rounds replayed\n",
                bad ? "FAIL" : "ok", transport, dd.grid[0], dd.grid[1], dd.grid[2], scale, nghost,
-               plan.nswap);
+               plan.nswap, rounds);
     }
     free(seen);
     hmd_halo_transport_close(&u.t);

@@ -15,6 +15,7 @@
 
 extern "C" {
 #include "comm/comm.h"
+#include "core/timer.h"
 }
 
 namespace
@@ -33,6 +34,7 @@ struct mpi_transport {
     std::vector<double> shift; /* [nswap][3] */
     size_t bytes;
     unsigned long generation;
+    double waited; /* seconds in the forward and reverse exchanges (the peers' data) */
 };
 
 /* out[n][c] = x[send[n]][c] + shift[c] for n < count (out may be x + 3 recv_offset: the sources
@@ -147,8 +149,10 @@ int mpi_forward(void *self, double *x, const hmd_box *box, void *stream)
         }
         /* also the receive buffer's last copy to the device is done */
         HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+        const double t0 = hmd_wtime();
         hmd_comm_exchange(sw->to, hsend, sw->to < 0 ? 0 : sizeof(double) * out, sw->from, hrecv,
                           sw->from < 0 ? 0 : sizeof(double) * in, HMD_TAG_FORWARD);
+        t->waited += hmd_wtime() - t0;
         if (sw->from >= 0 && in > 0) {
             HMD_CUDA_CHECK(cudaMemcpyAsync(x + 3 * (size_t)sw->recv_offset, hrecv,
                                            sizeof(double) * in, cudaMemcpyHostToDevice, st));
@@ -179,8 +183,10 @@ int mpi_reverse(void *self, double *v, int ncomp, void *stream)
             }
             HMD_CUDA_CHECK(cudaStreamSynchronize(st));
             /* the ghosts' values go back to the rank they came from */
+            const double t0 = hmd_wtime();
             hmd_comm_exchange(sw->from, hsend, sw->from < 0 ? 0 : sizeof(double) * back, sw->to,
                               hrecv, sw->to < 0 ? 0 : sizeof(double) * in, HMD_TAG_REVERSE);
+            t->waited += hmd_wtime() - t0;
             if (sw->to < 0 || in == 0) {
                 continue;
             }
@@ -230,6 +236,11 @@ unsigned long mpi_generation(const void *self)
     return ((const mpi_transport *)self)->generation;
 }
 
+double mpi_waited(void *self)
+{
+    return ((const mpi_transport *)self)->waited;
+}
+
 void mpi_destroy(void *self)
 {
     mpi_transport *t = (mpi_transport *)self;
@@ -244,7 +255,7 @@ void mpi_destroy(void *self)
 const hmd_halo_transport_ops mpi_ops = {
     "mpi",          true,        false,   mpi_setup,
     mpi_forward,    mpi_reverse, mpi_sum, mpi_device_bytes,
-    mpi_generation, mpi_destroy, NULL,
+    mpi_generation, mpi_destroy, NULL,    mpi_waited,
 };
 
 } // namespace

@@ -236,7 +236,7 @@ int self_sum(void *self, const double *local, double *total, int n, void *stream
 const hmd_halo_transport_ops self_ops = {
     "self",          true,         true,     self_setup,
     self_forward,    self_reverse, self_sum, self_device_bytes,
-    self_generation, self_destroy, NULL,
+    self_generation, self_destroy, NULL,     NULL,
 };
 
 } // namespace

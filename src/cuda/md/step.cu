@@ -55,6 +55,31 @@ __global__ void advance_step(long long *step)
     *step += 1;
 }
 
+/* The halo clock (config halo_clock): clock[0] the last stamp; a stamp into CLOCK_* adds the
+ * time since the last stamp there (ns of the GPU's global timer); CLOCK_START only stamps. */
+enum {
+    CLOCK_START,
+    CLOCK_FORWARD,
+    CLOCK_PROVIDERS,
+    CLOCK_REVERSE,
+    CLOCK_FORWARDS, /* forward halos timed */
+    CLOCK_REVERSES, /* reverse halos timed */
+    CLOCK_N
+};
+
+__global__ void clock_stamp(unsigned long long *clock, int into)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (into != CLOCK_START) {
+        clock[into] += t - clock[CLOCK_START];
+    }
+    if (into == CLOCK_FORWARD || into == CLOCK_REVERSE) {
+        clock[into == CLOCK_FORWARD ? CLOCK_FORWARDS : CLOCK_REVERSES] += 1;
+    }
+    clock[CLOCK_START] = t;
+}
+
 __global__ void first_half(int n, double dt, const double *k, const double *f, double *v, double *x)
 {
     const int e = blockIdx.x * blockDim.x + threadIdx.x;
@@ -230,11 +255,12 @@ struct hmd_cuda_md {
     int nlocal, cap_local;
     int term_offset[HMD_CUDA_MAX_TERMS + 1]; /* provider k's energy terms in ev + HMD_FORCE_NEV */
     int nterms;
-    double *k, *x_build;      /* [cap_local] dt/2m, [cap_local][3] positions at the list */
-    double *scal, *part, *ev; /* scalars, reduction partials, energies (device) */
-    double *loc, *tot;        /* [4] this rank's sums and the global ones (device) */
-    double *pinned;           /* host copy of the scalars and energies */
-    hmd_box box;              /* the cell of the forward halo */
+    double *k, *x_build;       /* [cap_local] dt/2m, [cap_local][3] positions at the list */
+    double *scal, *part, *ev;  /* scalars, reduction partials, energies (device) */
+    double *loc, *tot;         /* [4] this rank's sums and the global ones (device) */
+    double *pinned;            /* host copy of the scalars and energies */
+    unsigned long long *clock; /* [CLOCK_N] the halo clock (device), NULL when off */
+    hmd_box box;               /* the cell of the forward halo */
     size_t bytes;
     /* the recorded step: graphs of its device pieces, and the order of graphs (>= 0) and host
      * pieces (-1 - index into `program`) */
@@ -284,6 +310,16 @@ hmd_force_io device_io(const hmd_cuda_md *md, int k)
 }
 
 /* ---- the pieces ---- */
+
+/* Queues a stamp of the halo clock (nothing when it is off). */
+int stamp(hmd_cuda_md *md, int into)
+{
+    if (md->clock) {
+        clock_stamp<<<1, 1, 0, stream_of(md)>>>(md->clock, into);
+        HMD_CUDA_LAUNCHED("clock_stamp");
+    }
+    return HMD_OK;
+}
 
 int launch_first_half(hmd_cuda_md *md)
 {
@@ -352,11 +388,15 @@ void forces_and_second_half(hmd_cuda_md *md, bool initial, std::vector<step_piec
         return hmd_halo_transport_sum(halo, md->loc, md->tot, 4,
                                       hmd_cuda_state_atoms(md->state).stream);
     };
-    dev([md]() { return launch_providers(md); });
+    dev([md]() {
+        const int rc = launch_providers(md);
+        return rc ? rc : stamp(md, CLOCK_PROVIDERS);
+    });
     coll([md, halo]() -> int {
         const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
         return hmd_halo_transport_reverse(halo, a.f, 3, a.stream);
     });
+    dev([md]() { return stamp(md, CLOCK_REVERSE); });
     if (initial) {
         dev([md]() { return launch_predict(md); });
         return;
@@ -423,11 +463,15 @@ std::vector<step_piece> step_program(hmd_cuda_md *md)
 {
     std::vector<step_piece> prog;
     hmd_halo_transport *halo = md->halo;
-    prog.push_back({false, [md]() { return launch_first_half(md); }});
+    prog.push_back({false, [md]() {
+                        const int rc = launch_first_half(md);
+                        return rc ? rc : stamp(md, CLOCK_START);
+                    }});
     prog.push_back({!hmd_halo_transport_capturable(halo), [md, halo]() -> int {
                         const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
                         return hmd_halo_transport_forward(halo, a.x, &md->box, a.stream);
                     }});
+    prog.push_back({false, [md]() { return stamp(md, CLOCK_FORWARD); }});
     forces_and_second_half(md, false, prog);
     return prog;
 }
@@ -576,6 +620,12 @@ extern "C" int hmd_cuda_md_create(struct hmd_cuda_md **out, struct hmd_cuda_stat
     rc = rc ? rc : alloc(md, &md->part, 4 * (size_t)MAX_PARTS);
     rc = rc ? rc : alloc(md, &md->ev, HMD_FORCE_NEV + HMD_CUDA_MAX_TERMS);
     rc = rc ? rc : alloc(md, &md->loc, 4);
+    if (c->halo_clock) {
+        rc = rc ? rc : alloc(md, &md->clock, CLOCK_N);
+        if (!rc) {
+            HMD_CUDA_CHECK(cudaMemset(md->clock, 0, sizeof(unsigned long long) * CLOCK_N));
+        }
+    }
     /* one rank: the global sums are this rank's own (the transport's sum does nothing) */
     if (hmd_comm_size() == 1) {
         md->tot = md->loc;
@@ -653,6 +703,9 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct
         HMD_CUDA_CHECK(cudaEventRecord(md->forces_begin, st));
     }
     if (!rc) { /* the host made the ghosts: no forward halo */
+        rc = stamp(md, CLOCK_START);
+    }
+    if (!rc) {
         std::vector<step_piece> prog;
         forces_and_second_half(md, initial, prog);
         rc = run_eagerly(prog);
@@ -737,6 +790,23 @@ extern "C" int hmd_cuda_md_fetch(struct hmd_cuda_md *md, struct hmd_atoms *a, un
     return rc;
 }
 
+extern "C" int hmd_cuda_md_halo_times(struct hmd_cuda_md *md, struct hmd_cuda_md_times *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!md->clock) {
+        return HMD_OK;
+    }
+    unsigned long long c[CLOCK_N];
+    HMD_CUDA_CHECK(cudaMemcpyAsync(c, md->clock, sizeof c, cudaMemcpyDeviceToHost, stream_of(md)));
+    HMD_CUDA_CHECK(cudaStreamSynchronize(stream_of(md)));
+    t->forward_s = 1e-9 * (double)c[CLOCK_FORWARD];
+    t->providers_s = 1e-9 * (double)c[CLOCK_PROVIDERS];
+    t->reverse_s = 1e-9 * (double)c[CLOCK_REVERSE];
+    t->forwards = (long long)c[CLOCK_FORWARDS];
+    t->reverses = (long long)c[CLOCK_REVERSES];
+    return HMD_OK;
+}
+
 extern "C" size_t hmd_cuda_md_device_bytes(const struct hmd_cuda_md *md)
 {
     return md ? md->bytes : 0;
@@ -748,13 +818,8 @@ extern "C" void hmd_cuda_md_destroy(struct hmd_cuda_md *md)
         return;
     }
     drop_graph(md);
-    void *arrays[] = {md->k,
-                      md->x_build,
-                      md->scal,
-                      md->part,
-                      md->ev,
-                      md->loc,
-                      md->tot != md->loc ? md->tot : NULL};
+    void *arrays[] = {md->k,  md->x_build, md->scal,  md->part,
+                      md->ev, md->loc,     md->clock, md->tot != md->loc ? md->tot : NULL};
     for (void *p : arrays) {
         cudaFree(p);
     }
