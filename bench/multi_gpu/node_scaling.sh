@@ -5,7 +5,9 @@
 # nvshmem runs go under an MPS server of their own (tests/gpu/with_mps.sh) and so do the mpi
 # runs (the same split of the GPU, a fair comparison). Run on the node from the repository root
 # after a build in build-gpu/ (bench/gpu_single/node_build.sh); writes $OUT/scaling.json
-# (ms/step, phases of rank 0, ghosts, GPU bytes per atom, last-step energy) and a table.
+# (ms/step, phases of rank 0, ghosts, GPU bytes per atom, last-step energy, the device's halo
+# clock: forward, reverse and wait per step) and a table; every run's log and perf JSON in
+# $OUT/scaling_runs.tar.gz.
 # CASES: lines "name model conf steps [setting=value ...]"; RANKS (default "2 4"), TRANSPORTS
 # (default "mpi nvshmem").
 set -uo pipefail
@@ -41,7 +43,7 @@ while read -r name model conf steps settings; do
     done
   done
 done <<< "$CASES"
-cp $T/*.out $T/*.perf.json "$OUT/" 2>/dev/null
+tar czf "$OUT/scaling_runs.tar.gz" -C $T . # (a device call returns a few files only)
 python3 - "$T" "$OUT/scaling.json" "$CASES" "$(nvidia-smi -L | head -1)" <<'PY'
 import csv, glob, json, os, sys, time
 t, out, spec, gpu = sys.argv[1:5]
@@ -61,6 +63,8 @@ for f in sorted(glob.glob(os.path.join(t, "*.perf.json"))):
                  "backend": p.get("backend", {}).get("name"),
                  "device_bytes_per_atom": p.get("backend", {}).get("device_bytes_per_atom"),
                  "phases_s": {k: v.get("seconds") for k, v in ph.items()},
+                 "list_steps": p["system"].get("neighbor_builds"),
+                 "halo_us_per_step": p.get("halo_us_per_step"),
                  "last_pe_eV": float(last["pe_eV"]), "commit": p["build"]["commit"]})
 rec = {"benchmark": "multi_gpu_scaling", "date": time.strftime("%Y-%m-%d"), "hardware": gpu,
        "command": "bash bench/multi_gpu/node_scaling.sh", "cases_spec": spec.splitlines(),
@@ -68,10 +72,16 @@ rec = {"benchmark": "multi_gpu_scaling", "date": time.strftime("%Y-%m-%d"), "har
                "100/P percent of its threads each: this measures the halo's overheads, not "
                "NVLink (one GPU cannot show it)", "runs": rows}
 json.dump(rec, open(out, "w"), indent=1)
-print(f"{'case':10s} {'ranks':>5s} {'transport':>9s} {'ms/step':>9s} {'ghosts':>8s} {'dPE vs 1':>10s}")
+print(f"{'case':10s} {'ranks':>5s} {'transport':>9s} {'ms/step':>9s} {'ghosts':>8s} "
+      f"{'list ms':>8s} {'fwd us':>7s} {'rev us':>7s} {'wait us':>7s} {'dPE vs 1':>10s}")
 ref = {r["case"]: r for r in rows if r["ranks"] == 1}
 for r in rows:
     d = r["last_pe_eV"] - ref[r["case"]]["last_pe_eV"] if r["case"] in ref else float("nan")
+    h = r["halo_us_per_step"] or {}
+    us = lambda k: h[k]["avg"] if k in h else float("nan")
+    nl = r["phases_s"].get("Neighbour list") or 0.0
+    lists = r["list_steps"] or 0
     print(f"{r['case']:10s} {r['ranks']:5d} {r['transport']:>9s} {r['ms_per_step']:9.3f} "
-          f"{(r['ghost_avg'] or 0):8.0f} {d:10.2e}")
+          f"{(r['ghost_avg'] or 0):8.0f} {1e3 * nl / max(lists, 1):8.2f} {us('forward'):7.1f} "
+          f"{us('reverse'):7.1f} {us('wait'):7.1f} {d:10.2e}")
 PY

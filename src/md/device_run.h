@@ -21,7 +21,7 @@ struct hmd_device_run {
     struct hmd_cuda_state *state;   /* the atoms on the device (owned) */
     struct hmd_halo_transport halo; /* the device halo (owned) */
     struct hmd_cuda_md *md;         /* the step (owned); NULL: the step runs on the host */
-    char transport[128];            /* the halo transport chosen, for the log */
+    char transport[256];            /* the halo transport chosen, for the log */
 };
 
 /* Whether the step runs on the device. */

@@ -6,6 +6,7 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,14 @@ void heap_free(void *p, void *ctx)
     nvshmem_free(p);
 }
 
-/* The most ranks that share one GPU: each rank names its GPU by host and PCI bus id, so that the
- * count is right whatever each rank sees (all GPUs, or one through CUDA_VISIBLE_DEVICES).
- * Collective; every rank gets the same number. */
-int ranks_per_gpu()
+/* Where the ranks run, from each rank's host and PCI bus id (right whatever each rank sees: all
+ * GPUs, or one through CUDA_VISIBLE_DEVICES). Collective; every rank gets the same answer. */
+struct placement {
+    int ranks_per_gpu; /* the most ranks that share one GPU */
+    bool one_host;     /* every rank on the same host */
+};
+
+placement place_ranks()
 {
     constexpr size_t KEY = 128;
     char key[KEY] = "", bus[32] = "?";
@@ -54,15 +59,25 @@ int ranks_per_gpu()
     std::vector<char> all((size_t)n * KEY);
     std::vector<size_t> counts(n);
     hmd_comm_allgatherv(key, KEY, all.data(), counts.data());
-    int most = 1;
+    placement p = {1, true};
+    const size_t hostlen = strlen(host) + 1; /* the key's "host/" */
     for (int r = 0; r < n; r++) {
         int same = 0;
         for (int q = 0; q < n; q++) {
             same += !strncmp(&all[(size_t)r * KEY], &all[(size_t)q * KEY], KEY);
         }
-        most = std::max(most, same);
+        p.ranks_per_gpu = std::max(p.ranks_per_gpu, same);
+        p.one_host = p.one_host && !strncmp(&all[(size_t)r * KEY], key, hostlen);
     }
-    return most;
+    return p;
+}
+
+/* CPUs this process may run on (1 when mpirun bound it to one core). */
+int cpus_allowed()
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
 }
 
 } // namespace
@@ -72,7 +87,8 @@ extern "C" int hmd_nvshmem_init(char *what, size_t len)
     if (started) {
         return HMD_OK;
     }
-    const int shared = ranks_per_gpu();
+    const placement where = place_ranks();
+    const int shared = where.ranks_per_gpu;
     const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
     int mps = pipe != NULL && pipe[0] != 0;
     /* under MPS the MPS server must be reachable; without, several ranks on one GPU time-slice */
@@ -86,6 +102,16 @@ extern "C" int hmd_nvshmem_init(char *what, size_t len)
             "halo-transport = mpi",
             shared, 100 / shared));
     }
+    /* NVSHMEM's proxy thread busy-polls for the network transports; on one host the peers are
+     * reached through the GPU alone (our waits have their own bounds), and the thread would
+     * take half of a rank that mpirun bound to one core (Open MPI binds to cores for <= 2
+     * ranks): every host step of that rank then runs at the scheduler's pace */
+    const bool proxy_off = where.one_host && !getenv("NVSHMEM_DISABLE_LOCAL_ONLY_PROXY");
+    if (proxy_off) {
+        setenv("NVSHMEM_DISABLE_LOCAL_ONLY_PROXY", "1", 0);
+    }
+    int lone_core = !where.one_host && cpus_allowed() == 1;
+    hmd_comm_max_int(&lone_core, 1);
     cudaFree(0); /* a context first: under MPS NVSHMEM's init fails without one */
     nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
     if (hmd_comm_rank() == 0) {
@@ -99,11 +125,15 @@ extern "C" int hmd_nvshmem_init(char *what, size_t len)
     const int status = nvshmemx_init_status();
     const bool full = status == NVSHMEM_STATUS_FULL_MPG;
     if (what) {
-        snprintf(what, len, "NVSHMEM %d.%d.%d, %d PEs, %s", NVSHMEM_VENDOR_MAJOR_VERSION,
+        snprintf(what, len, "NVSHMEM %d.%d.%d, %d PEs, %s, %s", NVSHMEM_VENDOR_MAJOR_VERSION,
                  NVSHMEM_VENDOR_MINOR_VERSION, NVSHMEM_VENDOR_PATCH_VERSION, nvshmem_n_pes(),
                  shared > 1 ? (full ? "full multi-process support on shared GPUs (MPS)"
                                     : "LIMITED multi-process support")
-                            : "one PE per GPU");
+                            : "one PE per GPU",
+                 proxy_off   ? "no proxy thread (one host)"
+                 : lone_core ? "proxy thread on the rank's only core: slow host steps (mpirun "
+                               "--bind-to none, or --map-by ...:PE=2)"
+                             : "proxy thread");
     }
     if (shared > 1 && !full) {
         return hmd_comm_agree(hmd_error_set(
