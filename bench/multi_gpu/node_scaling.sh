@@ -9,7 +9,8 @@
 # clock: forward, reverse and wait per step) and a table; every run's log and perf JSON in
 # $OUT/scaling_runs.tar.gz.
 # CASES: lines "name model conf steps [setting=value ...]"; RANKS (default "2 4"), TRANSPORTS
-# (default "mpi nvshmem").
+# (default "mpi nvshmem"; "nvshmem-bulk" is nvshmem storing into mapped peers by bulk copies,
+# HMD_NVSHMEM_BULK=1, the A/B variant).
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT"
@@ -24,13 +25,14 @@ ngpu=$(nvidia-smi -L | wc -l)
 one() { # one NAME NP TRANSPORT MODEL CONF STEPS SETTINGS...
   local name=$1 np=$2 tr=$3 model=$4 conf=$5 steps=$6
   shift 6
-  local sets=() wrap=()
+  local sets=() wrap=() bulk=0 set_tr=$tr
   for s in "$@"; do sets+=(-set "$s"); done
+  [ "$tr" = nvshmem-bulk ] && bulk=1 set_tr=nvshmem
   [ "$np" -gt "$ngpu" ] && wrap=("$MPS" "$np")
-  (cd $T && timeout 240 "${wrap[@]}" mpirun --oversubscribe --allow-run-as-root -np "$np" \
-     -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x OMP_NUM_THREADS -x LD_LIBRARY_PATH \
+  (cd $T && HMD_NVSHMEM_BULK=$bulk timeout 240 "${wrap[@]}" mpirun --oversubscribe --allow-run-as-root -np "$np" \
+     -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x OMP_NUM_THREADS -x LD_LIBRARY_PATH -x HMD_NVSHMEM_BULK \
      $H run -backend cuda -m "$model" -c "$conf" -nsteps "$steps" -deffnm "${name}_${np}_${tr}" \
-     -set halo-transport="$tr" -set nstlist=10 -set verlet-buffer=2 -set dt=0.0005 \
+     -set halo-transport="$set_tr" -set nstlist=10 -set verlet-buffer=2 -set dt=0.0005 \
      -set nstenergy="$steps" -set nstcalcenergy="$steps" -set nstlog=0 "${sets[@]}" \
      < /dev/null > "${name}_${np}_${tr}.out" 2>&1) || echo "$name $np $tr: $(grep -m1 -i "error" "$T/${name}_${np}_${tr}.out" || tail -3 "$T/${name}_${np}_${tr}.out")"
 }
@@ -73,7 +75,7 @@ rec = {"benchmark": "multi_gpu_scaling", "date": time.strftime("%Y-%m-%d"), "har
                "NVLink (one GPU cannot show it)", "runs": rows}
 json.dump(rec, open(out, "w"), indent=1)
 print(f"{'case':10s} {'ranks':>5s} {'transport':>9s} {'ms/step':>9s} {'ghosts':>8s} "
-      f"{'list ms':>8s} {'fwd us':>7s} {'rev us':>7s} {'wait us':>7s} {'dPE vs 1':>10s}")
+      f"{'list ms':>8s} {'fwd us':>7s} {'rev us':>7s} {'wait f':>7s} {'wait r':>7s} {'dPE vs 1':>10s}")
 ref = {r["case"]: r for r in rows if r["ranks"] == 1}
 for r in rows:
     d = r["last_pe_eV"] - ref[r["case"]]["last_pe_eV"] if r["case"] in ref else float("nan")
@@ -83,5 +85,5 @@ for r in rows:
     lists = r["list_steps"] or 0
     print(f"{r['case']:10s} {r['ranks']:5d} {r['transport']:>9s} {r['ms_per_step']:9.3f} "
           f"{(r['ghost_avg'] or 0):8.0f} {1e3 * nl / max(lists, 1):8.2f} {us('forward'):7.1f} "
-          f"{us('reverse'):7.1f} {us('wait'):7.1f} {d:10.2e}")
+          f"{us('reverse'):7.1f} {us('forward_wait'):7.1f} {us('reverse_wait'):7.1f} {d:10.2e}")
 PY

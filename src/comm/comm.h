@@ -30,6 +30,11 @@ int hmd_comm_size(void);
 int hmd_comm_local_rank(void);
 int hmd_comm_local_size(void);
 
+/* Whether the MPI library takes device pointers: Open MPI's MPIX_Query_cuda_support() at run
+ * time where its headers have it, else no; HMD_MPI_CUDA_AWARE=1 or 0 says so instead (for a
+ * library that is CUDA-aware without telling). 0 without MPI. */
+int hmd_comm_cuda_aware(void);
+
 /* Aborts every rank with exit code `code` (MPI_Abort; exit without MPI). */
 #ifdef __cplusplus
 [[noreturn]] void hmd_comm_abort(int code);
@@ -52,6 +57,10 @@ enum {
     HMD_TAG_MIGRATE = 103, /* and +1 */
     HMD_TAG_FORWARD = 105,
     HMD_TAG_REVERSE = 106,
+    /* hmd_comm_exchange_all: message k of a call takes tag + k (k < HMD_TAG_ALL_SPAN) */
+    HMD_TAG_ALL_FORWARD = 4096,
+    HMD_TAG_ALL_REVERSE = 8192,
+    HMD_TAG_ALL_SPAN = 4096,
 };
 
 /* Sends nsend bytes to rank `to` while receiving up to recv_cap bytes from rank `from`
@@ -59,6 +68,24 @@ enum {
  * a peer of -1 means none (nothing sent, nothing received). `tag` separates exchanges. */
 size_t hmd_comm_exchange(int to, const void *sendbuf, size_t nsend, int from, void *recvbuf,
                          size_t recv_cap, int tag);
+
+/* One pair of messages of hmd_comm_exchange_all: nsend bytes to rank `to`, up to recv_cap
+ * bytes from rank `from` (a peer of -1: none). */
+struct hmd_comm_pair {
+    int to;
+    const void *sendbuf;
+    size_t nsend;
+    int from;
+    void *recvbuf;
+    size_t recv_cap;
+};
+
+/* The n exchanges of pairs[] at once, as hmd_comm_exchange would do them one after another
+ * (the pairs must not depend on each other): every receive posted, then every send, then all
+ * waited for. Pair k uses tag + k (tag is HMD_TAG_ALL_FORWARD or HMD_TAG_ALL_REVERSE, n <=
+ * HMD_TAG_ALL_SPAN); a rank exchanging with itself copies. Buffers are host memory, or device
+ * memory where the MPI library is CUDA-aware. */
+void hmd_comm_exchange_all(const struct hmd_comm_pair *pairs, int n, int tag);
 
 /* Gathers `bytes` bytes from every rank into root's recvbuf (rank order); counts[r] gets each
  * rank's size on root. recvbuf and counts are used on root only. */

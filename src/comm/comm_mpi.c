@@ -4,6 +4,11 @@
 
 #include <limits.h>
 #include <mpi.h>
+#if defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h> /* Open MPI's MPIX_Query_cuda_support */
+#endif
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +93,19 @@ int hmd_comm_local_size(void)
     return local_size;
 }
 
+int hmd_comm_cuda_aware(void)
+{
+    const char *env = getenv("HMD_MPI_CUDA_AWARE");
+    if (env && (!strcmp(env, "0") || !strcmp(env, "1"))) {
+        return env[0] == '1';
+    }
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return active && MPIX_Query_cuda_support() == 1;
+#else
+    return 0;
+#endif
+}
+
 _Noreturn void hmd_comm_abort(int code)
 {
     if (active) {
@@ -167,6 +185,51 @@ size_t hmd_comm_exchange(int to, const void *sendbuf, size_t nsend, int from, vo
     CHECK(MPI_Wait(&req, &status));
     CHECK(MPI_Get_count(&status, MPI_BYTE, &got));
     return (size_t)got;
+}
+
+void hmd_comm_exchange_all(const struct hmd_comm_pair *pairs, int n, int tag)
+{
+    enum { STACK = 32 };
+    MPI_Request stack[2 * STACK], *req = stack;
+    if (n > HMD_TAG_ALL_SPAN || (n > STACK && !(req = malloc(sizeof *req * 2 * (size_t)n)))) {
+        fprintf(stderr, "halomd: fatal: %d halo messages at once\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 70);
+    }
+    int nreq = 0;
+    for (int k = 0; k < n; k++) { /* the receives first, then the sends */
+        const struct hmd_comm_pair *p = &pairs[k];
+        if (!active || (p->to == world_rank && p->from == world_rank) || p->from < 0) {
+            continue;
+        }
+        if (p->recv_cap > (size_t)INT_MAX) {
+            fprintf(stderr, "halomd: fatal: halo message of more than 2 GB\n");
+            MPI_Abort(MPI_COMM_WORLD, 70);
+        }
+        CHECK(MPI_Irecv(p->recvbuf, (int)p->recv_cap, MPI_BYTE, p->from, tag + k, MPI_COMM_WORLD,
+                        &req[nreq++]));
+    }
+    for (int k = 0; k < n; k++) {
+        const struct hmd_comm_pair *p = &pairs[k];
+        if (!active || (p->to == world_rank && p->from == world_rank)) {
+            if (p->to >= 0 && p->from >= 0) {
+                memmove(p->recvbuf, p->sendbuf, p->nsend < p->recv_cap ? p->nsend : p->recv_cap);
+            }
+            continue;
+        }
+        if (p->to < 0) {
+            continue;
+        }
+        if (p->nsend > (size_t)INT_MAX) {
+            fprintf(stderr, "halomd: fatal: halo message of more than 2 GB\n");
+            MPI_Abort(MPI_COMM_WORLD, 70);
+        }
+        CHECK(MPI_Isend(p->sendbuf, (int)p->nsend, MPI_BYTE, p->to, tag + k, MPI_COMM_WORLD,
+                        &req[nreq++]));
+    }
+    CHECK(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+    if (req != stack) {
+        free(req);
+    }
 }
 
 static void gather_common(const void *sendbuf, size_t bytes, void *recvbuf, size_t *counts,

@@ -28,6 +28,11 @@ int hmd_comm_local_size(void)
     return 1;
 }
 
+int hmd_comm_cuda_aware(void)
+{
+    return 0;
+}
+
 _Noreturn void hmd_comm_abort(int code)
 {
     exit(code);
@@ -52,6 +57,15 @@ size_t hmd_comm_exchange(int to, const void *sendbuf, size_t nsend, int from, vo
     size_t n = nsend < recv_cap ? nsend : recv_cap;
     memmove(recvbuf, sendbuf, n);
     return n;
+}
+
+void hmd_comm_exchange_all(const struct hmd_comm_pair *pairs, int n, int tag)
+{
+    (void)tag;
+    for (int k = 0; k < n; k++) {
+        const struct hmd_comm_pair *p = &pairs[k];
+        hmd_comm_exchange(p->to, p->sendbuf, p->nsend, p->from, p->recvbuf, p->recv_cap, tag);
+    }
 }
 
 void hmd_comm_gatherv(const void *sendbuf, size_t bytes, void *recvbuf, size_t *counts, int root)

@@ -162,11 +162,12 @@ int hmd_cuda_offload_create(struct hmd_force_provider *host, struct hmd_force_pr
 
 /* ---- halo transports ---- */
 
-/* The `mpi` transport: device arrays of any plan, swap by swap as the host transport does it
- * (bit for bit), the bytes of swaps with other ranks through the host (pinned buffers and
- * comm/comm.h: the nodes' MPI is not CUDA-aware); its calls synchronise, so a step using it is
- * recorded as several graphs. */
-int hmd_cuda_halo_open_mpi(struct hmd_halo_transport *t);
+/* The `mpi` transport: device arrays of any plan, with the host transport's arithmetic (bit for
+ * bit), the swaps of a stage posted at once; the bytes of swaps with other ranks go through the
+ * host (pinned buffers: the nodes' MPI is not CUDA-aware) or, with device_buffers (a CUDA-aware
+ * MPI, comm/comm.h hmd_comm_cuda_aware), straight from device buffers. Its calls synchronise, so
+ * a step using it is recorded as several graphs. */
+int hmd_cuda_halo_open_mpi(struct hmd_halo_transport *t, bool device_buffers);
 
 /* The `self` transport: device arrays of a plan whose swaps all stay on this rank (periodic
  * images), replayed in one kernel each way with the arithmetic and the order of additions of
@@ -302,9 +303,10 @@ static inline int hmd_cuda_halo_open_self(struct hmd_halo_transport *t)
     (void)t;
     return hmd_cuda_unavailable();
 }
-static inline int hmd_cuda_halo_open_mpi(struct hmd_halo_transport *t)
+static inline int hmd_cuda_halo_open_mpi(struct hmd_halo_transport *t, bool device_buffers)
 {
     (void)t;
+    (void)device_buffers;
     return hmd_cuda_unavailable();
 }
 static inline int hmd_cuda_md_create(struct hmd_cuda_md **md, struct hmd_cuda_state *state,

@@ -57,10 +57,10 @@ struct hmd_halo_transport_ops {
     /* Device transports whose kernels wait on other ranks: a failure they recorded (a wait that
      * ran out), reported once the stream has been synchronised. NULL: none can happen. */
     int (*check)(void *t);
-    /* Seconds this rank's forward and reverse calls have spent so far waiting for other ranks'
-     * data (device transports: read once the stream has been synchronised). NULL: not
-     * measured. */
-    double (*waited)(void *t);
+    /* waited[0], waited[1]: seconds this rank's forward and reverse calls have spent so far
+     * waiting for other ranks' data (device transports: read once the stream has been
+     * synchronised). Returns false when it cannot tell. NULL: not measured. */
+    bool (*waited)(void *t, double waited[2]);
 };
 
 struct hmd_halo_transport {
@@ -126,11 +126,12 @@ static inline int hmd_halo_transport_check(struct hmd_halo_transport *t)
     return t->ops && t->ops->check ? t->ops->check(t->self) : 0;
 }
 
-/* Seconds spent waiting for other ranks so far (ops.waited); -1 when the transport does not
- * measure it. */
-static inline double hmd_halo_transport_waited(struct hmd_halo_transport *t)
+/* Seconds forward [0] and reverse [1] spent waiting for other ranks so far (ops.waited); false
+ * (and zeros) when the transport does not measure it. */
+static inline bool hmd_halo_transport_waited(struct hmd_halo_transport *t, double waited[2])
 {
-    return t->ops && t->ops->waited ? t->ops->waited(t->self) : -1.0;
+    waited[0] = waited[1] = 0.0;
+    return t->ops && t->ops->waited && t->ops->waited(t->self, waited);
 }
 
 /* Closes the transport (one never opened is fine) and zeroes *t. */

@@ -147,6 +147,12 @@ static int open_nvshmem(struct hmd_backend_halo *h, char *what, size_t len)
     return HMD_OK;
 }
 
+/* How the mpi transport moves its bytes, for the log. */
+static const char *mpi_buffers(bool cuda_aware)
+{
+    return cuda_aware ? "device buffers (CUDA-aware MPI)" : "host-staged (MPI not CUDA-aware)";
+}
+
 int hmd_backend_open_halo(const char *name, struct hmd_backend_halo *h, char *what, size_t len)
 {
     memset(h, 0, sizeof *h);
@@ -156,7 +162,10 @@ int hmd_backend_open_halo(const char *name, struct hmd_backend_halo *h, char *wh
     if (!strcmp(name, "nvshmem") || (!strcmp(name, "auto") && nranks > 1 && HMD_HAVE_NVSHMEM)) {
         rc = open_nvshmem(h, found, sizeof found);
         if (!rc) {
-            snprintf(what, len, "nvshmem%s (%s)", strcmp(name, "auto") ? "" : ", auto", found);
+            snprintf(what, len, "nvshmem%s (%s%s)", strcmp(name, "auto") ? "" : ", auto", found,
+                     hmd_nvshmem_halo_bulk(&h->transport)
+                         ? "; stores into mapped peers by bulk copies, HMD_NVSHMEM_BULK=1"
+                         : "");
             return HMD_OK;
         }
         if (strcmp(name, "auto")) {
@@ -166,8 +175,9 @@ int hmd_backend_open_halo(const char *name, struct hmd_backend_halo *h, char *wh
         char why[1024];
         snprintf(why, sizeof why, "%s", hmd_error_msg());
         hmd_error_clear();
-        rc = hmd_cuda_halo_open_mpi(&h->transport);
-        snprintf(what, len, "mpi (auto: nvshmem unavailable: %s)", why);
+        const bool aware = hmd_comm_cuda_aware();
+        rc = hmd_cuda_halo_open_mpi(&h->transport, aware);
+        snprintf(what, len, "mpi, %s (auto: nvshmem unavailable: %s)", mpi_buffers(aware), why);
         return hmd_comm_agree(rc);
     }
     const char *chosen = name, *why = "";
@@ -177,10 +187,12 @@ int hmd_backend_open_halo(const char *name, struct hmd_backend_halo *h, char *wh
     }
     if (!strcmp(chosen, "self")) {
         rc = hmd_cuda_halo_open_self(&h->transport);
+        snprintf(what, len, "self%s", why);
     } else {
-        rc = hmd_cuda_halo_open_mpi(&h->transport);
+        const bool aware = hmd_comm_cuda_aware();
+        rc = hmd_cuda_halo_open_mpi(&h->transport, aware);
+        snprintf(what, len, "mpi, %s%s", mpi_buffers(aware), why);
     }
-    snprintf(what, len, "%s%s", chosen, why);
     return hmd_comm_agree(rc);
 }
 

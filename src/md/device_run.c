@@ -138,10 +138,11 @@ int hmd_device_run_fetch(struct hmd_device_run *d, struct hmd_forces *fs, struct
     return rc;
 }
 
-int hmd_device_run_halo_times(struct hmd_device_run *d, struct hmd_cuda_md_times *t, double *waited)
+int hmd_device_run_halo_times(struct hmd_device_run *d, struct hmd_cuda_md_times *t,
+                              double waited[2], bool *has_waited)
 {
     const int rc = hmd_cuda_md_halo_times(d->md, t);
-    *waited = t->forwards + t->reverses > 0 ? hmd_halo_transport_waited(&d->halo) : -1.0;
+    *has_waited = hmd_halo_transport_waited(&d->halo, waited) && t->forwards + t->reverses > 0;
     return rc;
 }
 

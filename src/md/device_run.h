@@ -67,10 +67,11 @@ int hmd_device_run_fetch(struct hmd_device_run *d, struct hmd_forces *fs, struct
                          bool x, bool v, bool f, double *thermostat_work);
 
 /* The device's halo clock so far (cuda_api.h hmd_cuda_md_times: on with several ranks, or
- * HMD_HALO_CLOCK=1) and *waited, the seconds the transport's calls waited for other ranks (-1:
- * not measured, or the clock is off). Synchronises. */
+ * HMD_HALO_CLOCK=1) and waited[0], waited[1], the seconds the transport's forward and reverse
+ * calls waited for other ranks (*has_waited false: not measured, or the clock is off).
+ * Synchronises. */
 int hmd_device_run_halo_times(struct hmd_device_run *d, struct hmd_cuda_md_times *t,
-                              double *waited);
+                              double waited[2], bool *has_waited);
 
 /* Device memory of the run: state, step, transport and providers (bytes). */
 size_t hmd_device_run_bytes(const struct hmd_device_run *d, const struct hmd_forces *fs);

@@ -451,28 +451,35 @@ int md_write_outputs(struct md *md)
     return rc;
 }
 
-/* The halo clock's microseconds per step, least, mean and most over ranks (collective). */
+/* The halo clock's microseconds per step, least, mean and most over ranks (collective): the
+ * forward and reverse halo and the transport's waits in each; the waits only where every rank
+ * measured them. */
 static void halo_stats(const struct md *md, struct hmd_perf *perf)
 {
     const struct md_halo_times *h = &md->halo;
-    perf->halo_forwards = h->forwards;
-    const double fwd = h->forwards > 0 ? 1e6 * h->forward_s / (double)h->forwards : 0.0;
-    const double rev = h->reverses > 0 ? 1e6 * h->reverse_s / (double)h->reverses : 0.0;
-    const double wait =
-        h->forwards > 0 && h->wait_s >= 0 ? 1e6 * h->wait_s / (double)h->forwards : -1.0;
-    double mn[3] = {-fwd, -rev, -wait}, mx[3] = {fwd, rev, wait}, sum[3] = {fwd, rev, wait};
-    hmd_comm_max(mn, 3);
-    hmd_comm_max(mx, 3);
-    hmd_comm_sum(sum, 3);
-    double *out[3] = {perf->halo_forward_us, perf->halo_reverse_us, perf->halo_wait_us};
-    for (int k = 0; k < 3; k++) {
+    enum { FWD, REV, WAIT_FWD, WAIT_REV, N };
+    const double per_fwd = h->forwards > 0 ? 1e6 / (double)h->forwards : 0.0;
+    const double per_rev = h->reverses > 0 ? 1e6 / (double)h->reverses : 0.0;
+    const double v[N] = {h->forward_s * per_fwd, h->reverse_s * per_rev, h->wait_s[0] * per_fwd,
+                         h->wait_s[1] * per_rev};
+    double mn[N + 1], mx[N], sum[N];
+    for (int k = 0; k < N; k++) {
+        mn[k] = -v[k];
+        mx[k] = sum[k] = v[k];
+    }
+    mn[N] = h->has_wait ? 0.0 : 1.0; /* max over ranks: 1 where some rank did not measure */
+    hmd_comm_max(mn, N + 1);
+    hmd_comm_max(mx, N);
+    hmd_comm_sum(sum, N);
+    double *out[N] = {perf->halo_forward_us, perf->halo_reverse_us, perf->halo_wait_forward_us,
+                      perf->halo_wait_reverse_us};
+    for (int k = 0; k < N; k++) {
         out[k][0] = -mn[k];
         out[k][1] = sum[k] / md->sys.dd.nranks;
         out[k][2] = mx[k];
     }
-    if (-mn[2] < 0) { /* some rank did not measure its waits */
-        out[2][1] = -1.0;
-    }
+    perf->halo_forwards = h->forwards;
+    perf->halo_waits = mn[N] == 0.0;
 }
 
 void md_finish(struct md *md, double wall)

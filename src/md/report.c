@@ -137,9 +137,12 @@ void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_t
                 "%.1f / %.1f / %.1f, reverse %.1f / %.1f / %.1f",
                 perf->halo_forward_us[0], perf->halo_forward_us[1], perf->halo_forward_us[2],
                 perf->halo_reverse_us[0], perf->halo_reverse_us[1], perf->halo_reverse_us[2]);
-        if (perf->halo_wait_us[1] >= 0) {
-            fprintf(out, "; of which waiting for other ranks %.1f / %.1f / %.1f",
-                    perf->halo_wait_us[0], perf->halo_wait_us[1], perf->halo_wait_us[2]);
+        if (perf->halo_waits) {
+            const double *wf = perf->halo_wait_forward_us, *wr = perf->halo_wait_reverse_us;
+            fprintf(out,
+                    "; of which waiting for other ranks: forward %.1f / %.1f / %.1f, reverse "
+                    "%.1f / %.1f / %.1f",
+                    wf[0], wf[1], wf[2], wr[0], wr[1], wr[2]);
         }
         fprintf(out, " (Halo below; Force is the rest of the device's steps)\n");
     }
@@ -286,14 +289,13 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
                                   "device_bytes_rank_max", perf->device_bytes_rank_max));
     if (perf->halo_forwards > 0) {
         json_t *h = json_object();
-        const char *names[] = {"forward", "reverse", "wait"};
-        const double *v[] = {perf->halo_forward_us, perf->halo_reverse_us, perf->halo_wait_us};
-        for (int k = 0; k < 3; k++) {
-            if (v[k][1] >= 0) {
-                json_object_set_new(
-                    h, names[k],
-                    json_pack("{s:f, s:f, s:f}", "min", v[k][0], "avg", v[k][1], "max", v[k][2]));
-            }
+        const char *names[] = {"forward", "reverse", "forward_wait", "reverse_wait"};
+        const double *v[] = {perf->halo_forward_us, perf->halo_reverse_us,
+                             perf->halo_wait_forward_us, perf->halo_wait_reverse_us};
+        for (int k = 0; k < (perf->halo_waits ? 4 : 2); k++) {
+            json_object_set_new(
+                h, names[k],
+                json_pack("{s:f, s:f, s:f}", "min", v[k][0], "avg", v[k][1], "max", v[k][2]));
         }
         json_object_set_new(h, "steps", json_integer((json_int_t)perf->halo_forwards));
         json_object_set_new(root, "halo_us_per_step", h);

@@ -56,10 +56,11 @@ struct hmd_perf {
     double device_bytes;          /* GPU memory the run holds, all ranks (bytes; 0 on the CPU) */
     double device_bytes_rank_max; /* ... on the rank that holds the most */
     /* the device's halo clock (several ranks on the GPU): microseconds per step of the forward
-     * halo, the reverse halo and the transport's waits for other ranks, [0] least, [1] mean,
-     * [2] most over ranks; halo_forwards 0: not timed; wait [1] < 0: not measured */
+     * halo, the reverse halo, and the transport's waits for other ranks in each, [0] least, [1]
+     * mean, [2] most over ranks; halo_forwards 0: not timed; halo_waits false: no waits */
     long long halo_forwards;
-    double halo_forward_us[3], halo_reverse_us[3], halo_wait_us[3];
+    bool halo_waits;
+    double halo_forward_us[3], halo_reverse_us[3], halo_wait_forward_us[3], halo_wait_reverse_us[3];
     char model_hash[33]; /* XXH3-128 of the model file in hex; "" without a model */
     /* neighbours within rcut beyond sel (left out of the descriptors, hmd_forces.dropped) */
     bool sel_every_step;    /* counted at every evaluation (CPU); else at output steps (GPU) */

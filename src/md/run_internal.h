@@ -96,9 +96,11 @@ struct md {
     /* backend = cuda: the device's halo clock at the last accounting (md_device_account), and
      * what it measured since the step loop began */
     struct hmd_cuda_md_times halo_mark;
-    double halo_wait_mark;
+    double halo_wait_mark[2];
     struct md_halo_times {
-        double forward_s, reverse_s, wait_s; /* wait_s < 0: the transport does not measure it */
+        double forward_s, reverse_s;
+        double wait_s[2]; /* of which the transport waited for other ranks, forward and reverse */
+        bool has_wait;    /* ... when the transport measures it */
         long long forwards, reverses;
     } halo;
     /* force evaluations that left neighbours out of the descriptors (more within rcut than sel) */

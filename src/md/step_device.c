@@ -46,29 +46,32 @@ int md_device_wait(struct md *md)
 int md_device_account(struct md *md, bool start)
 {
     struct hmd_cuda_md_times t;
-    double waited;
-    const int rc = hmd_device_run_halo_times(&md->gpu, &t, &waited);
+    double waited[2];
+    bool has_waited;
+    const int rc = hmd_device_run_halo_times(&md->gpu, &t, waited, &has_waited);
     if (rc) {
         return rc;
     }
     const struct hmd_cuda_md_times *m = &md->halo_mark;
     if (start) {
         memset(&md->halo, 0, sizeof md->halo);
-        md->halo.wait_s = waited < 0 ? -1.0 : 0.0;
+        md->halo.has_wait = has_waited;
     } else {
         const double fwd = t.forward_s - m->forward_s, rev = t.reverse_s - m->reverse_s;
         md->halo.forward_s += fwd;
         md->halo.reverse_s += rev;
         md->halo.forwards += t.forwards - m->forwards;
         md->halo.reverses += t.reverses - m->reverses;
-        if (waited >= 0 && md->halo.wait_s >= 0) {
-            md->halo.wait_s += waited - md->halo_wait_mark;
+        md->halo.has_wait = md->halo.has_wait && has_waited;
+        for (int k = 0; k < 2 && md->halo.has_wait; k++) {
+            md->halo.wait_s[k] += waited[k] - md->halo_wait_mark[k];
         }
         hmd_timer_add(&md->timers, HMD_TIMER_FORCE, -(fwd + rev));
         hmd_timer_add(&md->timers, HMD_TIMER_HALO, fwd + rev);
     }
     md->halo_mark = t;
-    md->halo_wait_mark = waited;
+    md->halo_wait_mark[0] = waited[0];
+    md->halo_wait_mark[1] = waited[1];
     return HMD_OK;
 }
 

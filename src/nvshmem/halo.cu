@@ -32,7 +32,14 @@
  * up, and the host reports it (check) instead of hanging. The time rank's waits take (block 0's
  * in the forward, the reverse block's) adds up on the device for the log (waited).
  * HMD_NVSHMEM_DELAY_US (tests): every signal is held back for a random time below it, so that
- * the exchanges see peers arrive late and in every order. */
+ * the exchanges see peers arrive late and in every order.
+ *
+ * HMD_NVSHMEM_BULK=1 (an A/B variant, Hopper and later): the forward's stores into a mapped
+ * peer go as bulk copies (cp.async.bulk from shared memory to the peer's address, the TMA
+ * engine) instead of one store per value: a chunk's entries of one swap with consecutive ghost
+ * slots are staged in shared memory and copied as one run from the first even slot, an even
+ * number of entries (16-byte aligned, a multiple of 16 bytes); the entries left over are stored
+ * as before. The issuing thread waits for its copy, then counts the run's entries at once. */
 #include "nvshmem/nvshmem_api.h"
 
 #include "cuda/halo/shifts.cuh"
@@ -106,7 +113,12 @@ struct device_plan {
                           that a recorded step survives a new plan of the same arrays) */
     const dswap *swap;
     const int *root, *dst, *eswap, *chain_offset, *chain, *send_list;
-    const int *chunk_begin;               /* [nchunk + 1] first entry of each chunk */
+    const int *chunk_begin; /* [nchunk + 1] first entry of each chunk */
+    /* HMD_NVSHMEM_BULK: the shared-memory slot of each entry a bulk copy takes (-1: stored by
+     * its thread), and the runs of each chunk, bulk_begin[c] .. bulk_begin[c + 1] - 1 */
+    const int *slot, *bulk_begin;
+    const int4 *bulk; /* x: first slot, y: entries (even), z: first ghost slot on the peer,
+                         w: swap */
     const unsigned long long *chunk_deps; /* bit d: the chunk waits for swap d */
     const double *shift;                  /* [nswap][3] */
     unsigned int *count;                  /* [nswap] entries stored this step (reset by the last) */
@@ -176,10 +188,53 @@ __device__ bool wait_for(unsigned long long *sig, unsigned long long value, long
     return true;
 }
 
+/* Adds n stored entries to swap s's count; the call that completes the swap releases its signal
+ * to the peer (after every store before it, this thread's and those counted before). */
+__device__ void count_stored(const device_plan &p, int s, unsigned n, unsigned long long step)
+{
+    const dswap &sw = p.swap[s];
+    /* the stores before the count; the entry that completes the swap signals */
+    cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> c(p.count[s]);
+    if (c.fetch_add(n, cuda::memory_order_acq_rel) + n == (unsigned)sw.nsend) {
+        c.store(0, cuda::memory_order_relaxed);
+        random_delay(p.delay_ns, p.rank, step, s);
+        cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+        if (sw.send_kind == MAPPED) {
+            cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> sig(*sw.peer_sig_x);
+            sig.store(step, cuda::memory_order_release);
+        } else {
+            nvshmem_double_put_signal_nbi(p.x + 3 * (size_t)sw.peer_recv_offset,
+                                          p.sbuf + 3 * (size_t)sw.sbuf_offset, 3 * (size_t)sw.nsend,
+                                          (uint64_t *)&p.sig_x[s], step, NVSHMEM_SIGNAL_SET, sw.to);
+        }
+    }
+}
+
+/* One bulk copy of `bytes` (a multiple of 16) from shared memory to global memory (16-byte
+ * aligned both), waited for: its stores are done when this returns. */
+__device__ void bulk_store(double *dst, const double *src, unsigned bytes)
+{
+#if __CUDA_ARCH__ >= 900
+    const unsigned from = (unsigned)__cvta_generic_to_shared(src);
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst),
+                 "r"(from), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+#else
+    for (unsigned k = 0; k < bytes / sizeof(double); k++) {
+        dst[k] = src[k];
+    }
+#endif
+}
+
 __global__ void __launch_bounds__(CHUNK) forward_kernel(device_plan p)
 {
     const unsigned long long step = p.epoch[0] + 1;
     __shared__ bool ok;
+    __shared__ alignas(16) double staged[3 * CHUNK]; /* HMD_NVSHMEM_BULK */
     const int nchunk = p.counts[1];
     for (int c = blockIdx.x; c < nchunk; c += gridDim.x) {
         if (threadIdx.x == 0) {
@@ -205,34 +260,30 @@ __global__ void __launch_bounds__(CHUNK) forward_kernel(device_plan p)
             }
             const int s = p.eswap[e];
             const dswap &sw = p.swap[s];
+            const int slot = p.slot ? p.slot[e] : -1;
             double *out =
-                sw.send_kind == SELF ? p.x + 3 * (size_t)p.dst[e]
+                slot >= 0              ? staged + 3 * slot
+                : sw.send_kind == SELF ? p.x + 3 * (size_t)p.dst[e]
                 : sw.send_kind == MAPPED
                     ? sw.peer_x + 3 * (size_t)p.dst[e]
                     : p.sbuf + 3 * ((size_t)sw.sbuf_offset + p.dst[e] - sw.peer_recv_offset);
             out[0] = v0;
             out[1] = v1;
             out[2] = v2;
-            if (sw.send_kind != SELF) {
-                /* the stores before the count; the entry that completes the swap signals */
-                cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
-                cuda::atomic_ref<unsigned int, cuda::thread_scope_device> n(p.count[s]);
-                if (n.fetch_add(1, cuda::memory_order_acq_rel) + 1 == (unsigned)sw.nsend) {
-                    n.store(0, cuda::memory_order_relaxed);
-                    random_delay(p.delay_ns, p.rank, step, s);
-                    cuda::atomic_thread_fence(cuda::memory_order_seq_cst,
-                                              cuda::thread_scope_system);
-                    if (sw.send_kind == MAPPED) {
-                        cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> sig(
-                            *sw.peer_sig_x);
-                        sig.store(step, cuda::memory_order_release);
-                    } else {
-                        nvshmem_double_put_signal_nbi(p.x + 3 * (size_t)sw.peer_recv_offset,
-                                                      p.sbuf + 3 * (size_t)sw.sbuf_offset,
-                                                      3 * (size_t)sw.nsend, (uint64_t *)&p.sig_x[s],
-                                                      step, NVSHMEM_SIGNAL_SET, sw.to);
-                    }
-                }
+            if (slot >= 0) { /* shared memory, then the async proxy reads it */
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            } else if (sw.send_kind != SELF) {
+                count_stored(p, s, 1, step);
+            }
+        }
+        if (p.slot) {
+            __syncthreads();
+            const int run = p.bulk_begin[c] + threadIdx.x;
+            if (ok && run < p.bulk_begin[c + 1]) {
+                const int4 b = p.bulk[run];
+                bulk_store(p.swap[b.w].peer_x + 3 * (size_t)b.z, staged + 3 * b.x,
+                           (unsigned)(3 * sizeof(double) * b.y));
+                count_stored(p, b.w, (unsigned)b.y, step);
             }
         }
         __syncthreads();
@@ -413,6 +464,9 @@ struct nvshmem_transport {
     darray<int> root, dst, eswap, chain_offset, chain, send_list;
     darray<unsigned long long> chunk_deps;
     darray<int> chunk_begin;
+    darray<int> slot, bulk_begin; /* HMD_NVSHMEM_BULK */
+    darray<int4> bulk;
+    bool use_bulk;
     hmd_cuda_halo_shifts shifts;
     unsigned int *count;        /* device [HMD_HALO_MAX_SWAPS] */
     unsigned long long *seq;    /* device [1] sums made */
@@ -481,7 +535,39 @@ int reserve_sym(nvshmem_transport *t, double **p, size_t *cap, size_t n)
 struct flat {
     std::vector<int> root, dst, eswap, chain_offset, chain, chunk_begin;
     std::vector<unsigned long long> chunk_deps;
+    std::vector<int> slot, bulk_begin; /* device_plan's, with bulk copies */
+    std::vector<int4> bulk;
 };
+
+/* The bulk copies of the flattened entries (device_plan slot, bulk_begin, bulk): in each chunk,
+ * every run of entries of one swap into a mapped peer (mapped[s]) with consecutive ghost slots
+ * copies from its first even slot an even number of entries, staged at even shared slots. */
+void plan_bulk(const std::vector<bool> &mapped, flat &f)
+{
+    f.slot.assign(f.root.size(), -1);
+    f.bulk_begin.assign(1, 0);
+    f.bulk.clear();
+    for (size_t c = 0; c + 1 < f.chunk_begin.size(); c++) {
+        int next = 0; /* the chunk's next free shared slot (stays even) */
+        for (int r0 = f.chunk_begin[c], r1; r0 < f.chunk_begin[c + 1]; r0 = r1) {
+            r1 = r0 + 1;
+            while (r1 < f.chunk_begin[c + 1] && f.eswap[r1] == f.eswap[r0] &&
+                   f.dst[r1] == f.dst[r1 - 1] + 1) {
+                r1++;
+            }
+            const int first = r0 + (f.dst[r0] & 1), n = (r1 - first) & ~1;
+            if (!mapped[f.eswap[r0]] || n < 2) {
+                continue;
+            }
+            for (int k = 0; k < n; k++) {
+                f.slot[first + k] = next + k;
+            }
+            f.bulk.push_back(make_int4(next, n, f.dst[first], f.eswap[r0]));
+            next += n;
+        }
+        f.bulk_begin.push_back((int)f.bulk.size());
+    }
+}
 
 int flatten(const hmd_halo_plan *plan, int rank, const std::vector<int> &peer_recv, flat &out)
 {
@@ -642,10 +728,17 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     }
     flat fl;
     rc = flatten(plan, me, peer_recv, fl);
+    if (t->use_bulk) {
+        std::vector<bool> mapped(plan->nswap);
+        for (int s = 0; s < plan->nswap; s++) {
+            mapped[s] = sw[s].send_kind == MAPPED;
+        }
+        plan_bulk(mapped, fl);
+    }
     const std::vector<int> send(plan->send_list, plan->send_list + plan->nsend_total);
-    const void *before[] = {t->swap.p,      t->root.p,         t->dst.p,
-                            t->eswap.p,     t->chain_offset.p, t->chain.p,
-                            t->send_list.p, t->chunk_deps.p,   t->chunk_begin.p};
+    const void *before[] = {t->swap.p,         t->root.p,  t->dst.p,        t->eswap.p,
+                            t->chain_offset.p, t->chain.p, t->send_list.p,  t->chunk_deps.p,
+                            t->chunk_begin.p,  t->slot.p,  t->bulk_begin.p, t->bulk.p};
     rc = rc ? rc : put(t->swap, sw, t->bytes);
     rc = rc ? rc : put(t->root, fl.root, t->bytes);
     rc = rc ? rc : put(t->dst, fl.dst, t->bytes);
@@ -655,12 +748,15 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     rc = rc ? rc : put(t->send_list, send, t->bytes);
     rc = rc ? rc : put(t->chunk_deps, fl.chunk_deps, t->bytes);
     rc = rc ? rc : put(t->chunk_begin, fl.chunk_begin, t->bytes);
+    rc = rc ? rc : put(t->slot, fl.slot, t->bytes);
+    rc = rc ? rc : put(t->bulk_begin, fl.bulk_begin, t->bytes);
+    rc = rc ? rc : put(t->bulk, fl.bulk, t->bytes);
     if (rc) {
         return rc;
     }
-    const void *after[] = {t->swap.p,      t->root.p,         t->dst.p,
-                           t->eswap.p,     t->chain_offset.p, t->chain.p,
-                           t->send_list.p, t->chunk_deps.p,   t->chunk_begin.p};
+    const void *after[] = {t->swap.p,         t->root.p,  t->dst.p,        t->eswap.p,
+                           t->chain_offset.p, t->chain.p, t->send_list.p,  t->chunk_deps.p,
+                           t->chunk_begin.p,  t->slot.p,  t->bulk_begin.p, t->bulk.p};
     const int counts[2] = {(int)fl.root.size(), (int)fl.chunk_deps.size()};
     CHECK(cudaMemcpy(t->counts, counts, sizeof counts, cudaMemcpyHostToDevice));
     /* the swap count is a kernel argument: a recorded step holds it */
@@ -679,6 +775,9 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     dp.send_list = t->send_list.p;
     dp.chunk_deps = t->chunk_deps.p;
     dp.chunk_begin = t->chunk_begin.p;
+    dp.slot = t->use_bulk ? t->slot.p : NULL;
+    dp.bulk_begin = t->bulk_begin.p;
+    dp.bulk = t->bulk.p;
     dp.shift = t->shifts.dev;
     dp.count = t->count;
     dp.sig_x = t->sig_x;
@@ -780,11 +879,11 @@ void nv_destroy(void *self)
         return;
     }
     cudaDeviceSynchronize();
-    void *plain[] = {t->swap.p,         t->root.p,  t->dst.p,       t->eswap.p,
-                     t->chain_offset.p, t->chain.p, t->send_list.p, t->chunk_deps.p,
-                     t->chunk_begin.p,  t->count,   t->seq,         t->epoch,
-                     t->blocks_done,    t->counts,  t->peer_box,    t->peer_sig_sum,
-                     t->waited};
+    void *plain[] = {t->swap.p,         t->root.p,  t->dst.p,        t->eswap.p,
+                     t->chain_offset.p, t->chain.p, t->send_list.p,  t->chunk_deps.p,
+                     t->chunk_begin.p,  t->count,   t->seq,          t->epoch,
+                     t->blocks_done,    t->counts,  t->peer_box,     t->peer_sig_sum,
+                     t->waited,         t->slot.p,  t->bulk_begin.p, t->bulk.p};
     for (void *p : plain) {
         cudaFree(p);
     }
@@ -800,14 +899,16 @@ void nv_destroy(void *self)
     delete t;
 }
 
-double nv_waited(void *self)
+bool nv_waited(void *self, double waited[2])
 {
     nvshmem_transport *t = (nvshmem_transport *)self;
     unsigned long long ns[2] = {0, 0};
     if (cudaMemcpy(ns, t->waited, sizeof ns, cudaMemcpyDeviceToHost) != cudaSuccess) {
-        return -1.0;
+        return false;
     }
-    return 1e-9 * (double)(ns[0] + ns[1]);
+    waited[0] = 1e-9 * (double)ns[0];
+    waited[1] = 1e-9 * (double)ns[1];
+    return true;
 }
 
 const hmd_halo_transport_ops nv_ops = {
@@ -874,6 +975,8 @@ int open_transport(nvshmem_transport *t)
     t->wait_cycles = wait_cycles();
     const char *delay = getenv("HMD_NVSHMEM_DELAY_US");
     t->delay_ns = delay && atof(delay) > 0 ? (unsigned)(1e3 * std::min(atof(delay), 1e6)) : 0;
+    const char *bulk = getenv("HMD_NVSHMEM_BULK");
+    t->use_bulk = bulk && !strcmp(bulk, "1");
     t->sp = sum_plan{npes,       t->rank,         0,      t->box,         t->peer_box,
                      t->sig_sum, t->peer_sig_sum, t->seq, t->wait_cycles, t->err_dev,
                      t->delay_ns};
@@ -882,6 +985,11 @@ int open_transport(nvshmem_transport *t)
 }
 
 } // namespace
+
+extern "C" bool hmd_nvshmem_halo_bulk(const struct hmd_halo_transport *t)
+{
+    return t->ops == &nv_ops && ((const nvshmem_transport *)t->self)->use_bulk;
+}
 
 extern "C" int hmd_nvshmem_halo_open(struct hmd_halo_transport *out)
 {

@@ -46,6 +46,10 @@ struct hmd_cuda_heap hmd_nvshmem_heap(void);
  * state's arrays made with hmd_nvshmem_heap). After hmd_nvshmem_init. Collective. */
 int hmd_nvshmem_halo_open(struct hmd_halo_transport *t);
 
+/* Whether t is the nvshmem transport storing into mapped peers by bulk copies
+ * (HMD_NVSHMEM_BULK=1, the A/B variant of halo.cu). */
+bool hmd_nvshmem_halo_bulk(const struct hmd_halo_transport *t);
+
 #ifdef __cplusplus
 }
 #endif
@@ -65,6 +69,11 @@ static inline struct hmd_cuda_heap hmd_nvshmem_heap(void)
 {
     const struct hmd_cuda_heap none = {0};
     return none;
+}
+static inline bool hmd_nvshmem_halo_bulk(const struct hmd_halo_transport *t)
+{
+    (void)t;
+    return false;
 }
 static inline int hmd_nvshmem_halo_open(struct hmd_halo_transport *t)
 {

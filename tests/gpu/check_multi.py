@@ -34,15 +34,19 @@ def check(cond, msg):
 
 
 def run(mpiexec, halomd, n, name, model, conf, sets, work, nsteps, transport, mps=False):
-    cmd = [mpiexec] + MPI_FLAGS + ["-np", str(n), halomd, "run", "-backend", "cuda", "-deffnm",
-                                   name, "-m", model, "-c", conf, "-nsteps", str(nsteps),
-                                   "-set", f"halo-transport={transport}"]
+    """transport "nvshmem-bulk": nvshmem storing by bulk copies (HMD_NVSHMEM_BULK=1)."""
+    env = dict(ENV, HMD_NVSHMEM_BULK="1") if transport == "nvshmem-bulk" else ENV
+    transport = "nvshmem" if transport == "nvshmem-bulk" else transport
+    flags = MPI_FLAGS + (["-x", "HMD_NVSHMEM_BULK"] if "HMD_NVSHMEM_BULK" in env else [])
+    cmd = [mpiexec] + flags + ["-np", str(n), halomd, "run", "-backend", "cuda", "-deffnm",
+                               name, "-m", model, "-c", conf, "-nsteps", str(nsteps),
+                               "-set", f"halo-transport={transport}"]
     for kv in sets:
         cmd += ["-set", kv]
     if transport == "nvshmem" or mps:  # several PEs on one GPU: under an MPS server of its own
         cmd = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "with_mps.sh"),
                str(n)] + cmd
-    res = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=ENV)
+    res = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env)
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)}: exit {res.returncode}\n{res.stdout}\n{res.stderr}")
     return res
@@ -127,7 +131,7 @@ def transports(mpiexec, halomd, data, work, transport):
     ok = True
     runs = {}
     for n, tr in [(1, "self"), (1, "mpi")] + ([(1, "nvshmem")] if nvshmem else []) + \
-            [(4, "mpi"), (4, "mpi")] + ([(4, "nvshmem")] if nvshmem else []):
+            [(4, "mpi"), (4, "mpi")] + ([(4, "nvshmem"), (4, "nvshmem-bulk")] if nvshmem else []):
         k = sum(1 for key in runs if key[:2] == (n, tr))
         tag = f"tr_{n}_{tr}_{k}"
         # every run under MPS: the same share of the GPU for each (cuBLAS picks its kernels,

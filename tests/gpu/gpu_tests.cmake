@@ -45,17 +45,23 @@ endif()
 # ... and through the nvshmem transport, under an MPS server of the test's own (several PEs on
 # one GPU need it; one at a time: RUN_SERIAL), with 10^4 graph replays; the `delayed` runs hold
 # every signal back for a random time below 20 us (HMD_NVSHMEM_DELAY_US), so that ranks come
-# late and in every order
+# late and in every order; the `bulk` runs store into mapped peers by bulk copies
+# (HMD_NVSHMEM_BULK=1)
 if(HMD_HAVE_NVSHMEM AND TARGET test_halo_identity)
   foreach(layout "1 1 1 1.0" "2 1 1 1.0" "2 2 1 1.0" "2 2 2 1.0" "4 1 1 0.5" "1 3 1 0.6"
-                 "2 2 2 0.7" "delayed 2 1 1 1.0" "delayed 4 1 1 0.5" "delayed 2 2 2 0.7")
+                 "2 2 2 0.7" "delayed 2 1 1 1.0" "delayed 4 1 1 0.5" "delayed 2 2 2 0.7"
+                 "bulk 2 1 1 1.0" "bulk 2 2 2 0.7" "bulk delayed 4 1 1 0.5")
     set(env "OMP_NUM_THREADS=1;HMD_NVSHMEM_WAIT_S=10")
+    set(prefix "")
+    if(layout MATCHES "^bulk ")
+      string(REPLACE "bulk " "" layout "${layout}")
+      set(prefix bulk_)
+      list(APPEND env "HMD_NVSHMEM_BULK=1")
+    endif()
     if(layout MATCHES "^delayed ")
       string(REPLACE "delayed " "" layout "${layout}")
-      set(prefix delayed_)
+      set(prefix ${prefix}delayed_)
       list(APPEND env "HMD_NVSHMEM_DELAY_US=20")
-    else()
-      set(prefix "")
     endif()
     hmd_halo_layout("${layout}")
     add_test(NAME gpu.halo_nvshmem_${prefix}${halo_name}

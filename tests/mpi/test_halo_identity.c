@@ -116,7 +116,7 @@ static int open_transport(struct under_test *u, const char *name)
     if (!rc && !strcmp(name, "self")) {
         rc = hmd_cuda_halo_open_self(&u->t);
     } else if (!rc && !strcmp(name, "mpi")) {
-        rc = hmd_cuda_halo_open_mpi(&u->t);
+        rc = hmd_cuda_halo_open_mpi(&u->t, hmd_comm_cuda_aware());
     } else if (!rc) {
         rc = hmd_error_set(HMD_EUSAGE, "unknown transport %s", name);
     }
