@@ -118,10 +118,22 @@ bool sends_ghost_of(const hmd_halo_plan *plan, int later, int earlier)
     return false;
 }
 
-/* Groups the plan's swaps into stages (t->stage) and places each swap's values in its stage's
+/* Groups the plan's swaps into stages (t->stage), the same on every rank (collective: a swap
+ * starts a stage where, on any rank, it sends a ghost that a swap of the stage so far delivers;
+ * every rank must post a stage's messages alike), and places each swap's values in its stage's
  * buffers (t->sent_at, t->received_at); returns the atoms the largest stage sends or receives. */
 size_t plan_stages(mpi_transport *t, const hmd_halo_plan *plan)
 {
+    const int n = plan->nswap;
+    std::vector<int> dep((size_t)n * n, 0); /* [later][earlier] */
+    for (int s = 0; s < n; s++) {
+        for (int e = 0; e < s; e++) {
+            dep[(size_t)s * n + e] = sends_ghost_of(plan, s, e);
+        }
+    }
+    if (n > 0) {
+        hmd_comm_max_int(dep.data(), n * n);
+    }
     t->stage.assign(1, 0);
     t->sent_at.assign((size_t)plan->nswap, 0);
     t->received_at.assign((size_t)plan->nswap, 0);
@@ -129,7 +141,7 @@ size_t plan_stages(mpi_transport *t, const hmd_halo_plan *plan)
     for (int s = 0; s < plan->nswap; s++) {
         bool depends = s - t->stage.back() >= HMD_TAG_ALL_SPAN;
         for (int e = t->stage.back(); e < s && !depends; e++) {
-            depends = sends_ghost_of(plan, s, e);
+            depends = dep[(size_t)s * n + e];
         }
         if (depends) {
             t->stage.push_back(s);
