@@ -790,6 +790,40 @@ extern "C" int hmd_cuda_md_fetch(struct hmd_cuda_md *md, struct hmd_atoms *a, un
     return rc;
 }
 
+extern "C" int hmd_cuda_md_list_state(struct hmd_cuda_md *md, double *x_build, double *maxd2)
+{
+    cudaStream_t st = stream_of(md);
+    HMD_CUDA_CHECK(cudaMemcpyAsync(x_build, md->x_build, sizeof(double) * 3 * md->nlocal,
+                                   cudaMemcpyDeviceToHost, st));
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(md->pinned, md->scal, sizeof(double), cudaMemcpyDeviceToHost, st));
+    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    *maxd2 = md->pinned[S_MAXD2];
+    return hmd_halo_transport_check(md->halo);
+}
+
+extern "C" int hmd_cuda_md_resume(struct hmd_cuda_md *md, const double *x,
+                                  const struct hmd_box *box, double maxd2)
+{
+    cudaStream_t st = stream_of(md);
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+    md->box = *box;
+    const double d2 = maxd2 > 0.0 ? maxd2 : 0.0;
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(a.x, x, sizeof(double) * 3 * md->nlocal, cudaMemcpyHostToDevice, st));
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(md->scal + S_MAXD2, &d2, sizeof(double), cudaMemcpyHostToDevice, st));
+    int rc = hmd_halo_transport_forward(md->halo, a.x, &md->box, a.stream);
+    rc = rc ? rc : stamp(md, CLOCK_START);
+    if (!rc) {
+        std::vector<step_piece> prog;
+        forces_and_second_half(md, true, prog);
+        rc = run_eagerly(prog);
+    }
+    HMD_CUDA_CHECK(cudaStreamSynchronize(st)); /* x and d2 are the caller's and this frame's */
+    return rc ? rc : hmd_halo_transport_check(md->halo);
+}
+
 extern "C" int hmd_cuda_md_halo_times(struct hmd_cuda_md *md, struct hmd_cuda_md_times *t)
 {
     memset(t, 0, sizeof *t);
