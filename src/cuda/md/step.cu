@@ -566,6 +566,16 @@ int make_graph(hmd_cuda_md *md)
     return rc;
 }
 
+/* The cell of the forward halo, between steps with nothing queued: a recorded step may hold
+ * a copy of the previous cell's shifts (cuda/halo/shifts.cuh), so a new cell drops it. */
+void set_box(hmd_cuda_md *md, const hmd_box *box)
+{
+    if (memcmp(md->box.h, box->h, sizeof md->box.h)) {
+        drop_graph(md);
+    }
+    md->box = *box;
+}
+
 /* Room for the home atoms' step arrays. */
 int reserve_local(hmd_cuda_md *md, int nlocal)
 {
@@ -670,7 +680,7 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct
                                             double *forces_s)
 {
     const int nlocal = a->nlocal, nall = hmd_atoms_nall(a);
-    md->box = *box;
+    set_box(md, box);
     int rc = hmd_cuda_state_reserve(md->state, nlocal, nall);
     rc = rc ? rc : reserve_local(md, nlocal);
     const unsigned fields = HMD_FIELD_BIT(HMD_FIELD_X) | HMD_FIELD_BIT(HMD_FIELD_V) |
@@ -807,7 +817,7 @@ extern "C" int hmd_cuda_md_resume(struct hmd_cuda_md *md, const double *x,
 {
     cudaStream_t st = stream_of(md);
     const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
-    md->box = *box;
+    set_box(md, box);
     const double d2 = maxd2 > 0.0 ? maxd2 : 0.0;
     HMD_CUDA_CHECK(
         cudaMemcpyAsync(a.x, x, sizeof(double) * 3 * md->nlocal, cudaMemcpyHostToDevice, st));
