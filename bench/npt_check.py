@@ -15,7 +15,7 @@ Usage: bench/npt_check.py HALOMD MODEL CONF [NSTEPS] [--json PATH] [-- extra hal
     - the drift of the conserved quantity per atom and ns.
   A table on stdout; with --json, the same numbers as JSON in PATH (and "-" for stdout). Extra
   arguments go to `halomd run` (e.g. -- -backend cuda -set model-compress=yes).
-  Exit status 1 when the pressure is more than 3 errors from ref-p.
+  Exit status 1 when the pressure is more than 3 errors from ref-p, 2 when the run fails.
 """
 import csv
 import json
@@ -81,8 +81,14 @@ def main(argv):
     for kv in sets:
         cmd += ["-set", kv]
     t0 = time.time()
-    subprocess.run(cmd + extra, cwd=work, check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(work, "npt.stderr"), "w") as err:
+        res = subprocess.run(cmd + extra, cwd=work, stdout=subprocess.DEVNULL, stderr=err)
     wall = time.time() - t0
+    if res.returncode != 0:
+        with open(os.path.join(work, "npt.stderr")) as err:
+            print(f"{' '.join(cmd + extra)}: exit {res.returncode}\n{err.read()[-2000:]}",
+                  file=sys.stderr)
+        return 2
     with open(os.path.join(work, "npt.energy.csv")) as f:
         rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
     rows = rows[len(rows) // 5:]

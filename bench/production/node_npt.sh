@@ -51,7 +51,7 @@ if has npt; then
   summary+=("npt: exit $rc (0: <P> within 3 errors of ref-p; 124: over 290 s) ($(( $(date +%s) - t0 )) s)")
   while read -r line; do summary+=("  $line"); done < <(grep -vE '^\s*$' $T/npt_check.out | tail -6)
   work=$(python3 -c "import json; print(json.load(open('$OUT/npt_check.json'))['workdir'])" 2>/dev/null)
-  [ -n "$work" ] && cp "$work"/npt.log "$work"/npt.energy.csv $T/ 2>/dev/null
+  [ -n "$work" ] && cp "$work"/npt.log "$work"/npt.energy.csv "$work"/npt.stderr $T/ 2>/dev/null
 fi
 
 if has mem; then
