@@ -35,9 +35,10 @@ if has tests; then
   cp $T/ctest_cpt.log "$OUT/ctest_cpt.log"
   mkdir -p $T/gpu && cp -r build-gpu/tests/gpu/cpt_* $T/gpu/ 2>/dev/null
   find $T/gpu -name '*.xyz' -delete 2>/dev/null
-  summary+=("tests: exit $rc, $(grep -E 'tests passed|tests failed' $T/ctest_cpt.log | tail -1) ($(( $(date +%s) - t0 )) s)")
-  while read -r line; do summary+=("  $line"); done < <(grep -E '^ *[0-9]+/[0-9]+ Test' $T/ctest_cpt.log |
-    sed -E 's/ +Test +#[0-9]+: / /; s/\.{3,}/ /')
+  passed=$(grep -E 'tests passed|tests failed' $T/ctest_cpt.log | tail -1)
+  summary+=("tests: exit $rc, $passed ($(( $(date +%s) - t0 )) s)")
+  while read -r line; do summary+=("  $line"); done < <(
+    grep -E '^ *[0-9]+/[0-9]+ Test' $T/ctest_cpt.log | sed -E 's/ +Test +#[0-9]+: / /; s/\.{3,}/ /')
   while read -r line; do summary+=("  $line"); done < <(grep -hE '^(ok|FAIL) ' $T/ctest_cpt.log |
     grep -E 'continued|follows' | cut -c1-150)
 fi
@@ -48,18 +49,22 @@ if has npt; then
     examples/water/water_1536.gro "$NPT_STEPS" --json "$OUT/npt_check.json" -- -backend cuda \
     > $T/npt_check.out 2>&1
   rc=$?
-  summary+=("npt: exit $rc (0: <P> within 3 errors of ref-p; 124: over 290 s) ($(( $(date +%s) - t0 )) s)")
+  summary+=("npt: exit $rc (0: <P> within 3 errors of ref-p, 1: not, 124: over 290 s)"
+            "  ($(( $(date +%s) - t0 )) s)")
   while read -r line; do summary+=("  $line"); done < <(grep -vE '^\s*$' $T/npt_check.out | tail -6)
-  work=$(python3 -c "import json; print(json.load(open('$OUT/npt_check.json'))['workdir'])" 2>/dev/null)
-  [ -n "$work" ] && cp "$work"/npt.log "$work"/npt.energy.csv "$work"/npt.stderr $T/ 2>/dev/null
+  work=$(python3 -c "import json; print(json.load(open('$OUT/npt_check.json'))['workdir'])" \
+    2>/dev/null)
+  [ -n "$work" ] && cp "$work"/npt.log "$work"/npt.energy.csv "$work"/npt.stderr $T/ \
+    2>/dev/null
 fi
 
 if has mem; then
   t0=$(date +%s)
-  bash bench/production/checkpoint_memory.sh build-gpu 25165824 $T > "$OUT/checkpoint_memory.json" \
-    2> $T/checkpoint_memory.err
+  bash bench/production/checkpoint_memory.sh build-gpu 25165824 $T \
+    > "$OUT/checkpoint_memory.json" 2> $T/checkpoint_memory.err
   rc=$?
-  summary+=("mem: exit $rc ($(( $(date +%s) - t0 )) s): $(tr -d '\n' < "$OUT/checkpoint_memory.json" | cut -c1-300)")
+  mem=$(tr -d '\n' < "$OUT/checkpoint_memory.json" | cut -c1-300)
+  summary+=("mem: exit $rc ($(( $(date +%s) - t0 )) s): $mem")
 fi
 
 tag=$(echo "$PARTS" | tr ' ' '_')
