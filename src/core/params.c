@@ -233,8 +233,8 @@ static const struct param_def params[] = {
     {"ld-seed", P_INT64, "-1", "", NUM(-1, INFINITY), FIELD(ld_seed),
      "seed of the thermostat noise; -1 = from the clock (logged)"},
     {"pcoupl", P_ENUM, "no", "", WORDS(pcoupls), FIELD(pcoupl),
-     "pressure coupling: c-rescale = stochastic cell rescaling (Bernetti and Bussi 2020; host "
-     "step, backend = cpu)"},
+     "pressure coupling: c-rescale = stochastic cell rescaling (Bernetti and Bussi 2020; CPU "
+     "and GPU step)"},
     {"pcoupltype", P_ENUM, "isotropic", "", WORDS(pcoupltypes), FIELD(pcoupltype),
      "isotropic (one ref-p and compressibility), semiisotropic (xy and z: two), anisotropic "
      "(xx yy zz xy xz yz: six)"},

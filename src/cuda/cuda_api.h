@@ -12,6 +12,8 @@
  *   the step       hmd_cuda_md (cuda/md/step.cu): the MD step resident on the device; a step
  *                  that keeps its neighbour list is one CUDA graph. The host takes part at
  *                  neighbour-list steps (migration, borders, the plan) and output steps.
+ *   pressure       hmd_cuda_scale (cuda/md/scale.cu): the kinetic-energy tensor and the
+ *                  C-rescale scaling of the home atoms (pcoupl = c-rescale).
  */
 #ifndef HMD_CUDA_CUDA_API_H
 #define HMD_CUDA_CUDA_API_H
@@ -37,6 +39,7 @@ extern "C" {
 
 struct hmd_cuda_state;
 struct hmd_cuda_md;
+struct hmd_cuda_scale;
 
 /* Where the state puts positions and forces: plain device memory (alloc NULL), or a heap of
  * its own such as NVSHMEM's symmetric heap, whose allocations are collective (every rank asks
@@ -218,6 +221,42 @@ int hmd_cuda_md_halo_times(struct hmd_cuda_md *md, struct hmd_cuda_md_times *t);
 /* Device memory of the step's own arrays (bytes; the state, providers and transport apart). */
 size_t hmd_cuda_md_device_bytes(const struct hmd_cuda_md *md);
 
+/* The home atoms' positions at the last list build into x_build[nlocal][3] (host, the state's
+ * order) and *maxd2, the largest squared displacement from them predicted so far (Å^2, this
+ * rank's): what a checkpoint needs to continue at a step that is not a list step. Waits for
+ * the queued steps. */
+int hmd_cuda_md_list_state(struct hmd_cuda_md *md, double *x_build, double *maxd2);
+
+/* Continues a checkpoint written at a step that was not a list step, right after the first
+ * hmd_cuda_md_finish_list_step (initial) was given the atoms at the checkpoint's list
+ * positions (so that the lists and x_build are the original run's): the home atoms take the
+ * positions x[nlocal][3] (the state's order), the ghosts follow by the forward halo in `box`
+ * (the cell now), the forces are computed again, and the displacement so far is maxd2 (Å^2;
+ * < 0: not known, counted from the list positions). Collective over the halo's ranks;
+ * synchronises. */
+int hmd_cuda_md_resume(struct hmd_cuda_md *md, const double *x, const struct hmd_box *box,
+                       double maxd2);
+
+/* ---- pressure coupling ---- */
+
+/* Makes the few device and pinned buffers of the two calls below. On failure *s may still
+ * need hmd_cuda_scale_destroy. */
+int hmd_cuda_scale_create(struct hmd_cuda_scale **s);
+
+/* This rank's kinetic-energy tensor ke[3a+b] = sum m v_a v_b over the home atoms (eV, twice the
+ * kinetic energy on the trace: md/integrate.c before its sum over ranks). Queued after the
+ * steps on the state's stream; synchronises. */
+int hmd_cuda_scale_kinetic(struct hmd_cuda_scale *s, const struct hmd_cuda_state *state,
+                           double ke[9]);
+
+/* Scales the home atoms: x' = x mu, v' = v inv (inv = mu^-1; md/crescale.h), and *dkin = this
+ * rank's kinetic energy change (eV). Ghosts follow at the next forward halo. Synchronises. */
+int hmd_cuda_scale_apply(struct hmd_cuda_scale *s, const struct hmd_cuda_state *state,
+                         const double mu[3][3], const double inv[3][3], double *dkin);
+
+/* Frees s (NULL is fine). */
+void hmd_cuda_scale_destroy(struct hmd_cuda_scale *s);
+
 /* Frees md (NULL is fine), not what it borrows. */
 void hmd_cuda_md_destroy(struct hmd_cuda_md *md);
 
@@ -358,6 +397,38 @@ static inline int hmd_cuda_md_halo_times(struct hmd_cuda_md *md, struct hmd_cuda
     (void)md;
     memset(t, 0, sizeof *t);
     return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_md_list_state(struct hmd_cuda_md *md, double *x_build, double *maxd2)
+{
+    (void)md, (void)x_build, (void)maxd2;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_md_resume(struct hmd_cuda_md *md, const double *x,
+                                     const struct hmd_box *box, double maxd2)
+{
+    (void)md, (void)x, (void)box, (void)maxd2;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_scale_create(struct hmd_cuda_scale **s)
+{
+    *s = NULL;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_scale_kinetic(struct hmd_cuda_scale *s,
+                                         const struct hmd_cuda_state *state, double ke[9])
+{
+    (void)s, (void)state, (void)ke;
+    return hmd_cuda_unavailable();
+}
+static inline int hmd_cuda_scale_apply(struct hmd_cuda_scale *s, const struct hmd_cuda_state *state,
+                                       const double mu[3][3], const double inv[3][3], double *dkin)
+{
+    (void)s, (void)state, (void)mu, (void)inv, (void)dkin;
+    return hmd_cuda_unavailable();
+}
+static inline void hmd_cuda_scale_destroy(struct hmd_cuda_scale *s)
+{
+    (void)s;
 }
 static inline size_t hmd_cuda_md_device_bytes(const struct hmd_cuda_md *md)
 {

@@ -211,6 +211,13 @@ static size_t scalar_record(const struct hmd_checkpoint *c, unsigned char *out, 
     return n + len;
 }
 
+/* The list's cell (9) and displacement (1) as one record of doubles. */
+static void list_state_record(const struct hmd_checkpoint *c, double st[10])
+{
+    memcpy(st, c->h_list, sizeof(double) * 9);
+    st[9] = c->list_disp2;
+}
+
 /* ---- writing ---- */
 
 /* The rows of block b of an [n][3] array (HMD_CPT_BLOCK_ATOMS atoms, the last one shorter). */
@@ -348,6 +355,16 @@ static int write_contents(struct writer *w, const struct hmd_checkpoint *given)
     rc = rc ? rc : write_vectors(w, "velocities_A_per_ps", c->v, c->natoms);
     if (!rc && c->x_list) {
         rc = write_vectors(w, "list_positions_A", c->x_list, c->natoms);
+    }
+    if (!rc && c->x_list) { /* the list's cell and displacement, with a checksum of their own */
+        double st[10];
+        list_state_record(c, st);
+        const hsize_t ten = 10;
+        const uint64_t st_sum = XXH3_64bits(st, sizeof st);
+        rc = write_data(w, w->file, "list_state", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &ten, st);
+        rc = rc ? rc
+                : write_data(w, w->sums, "list_state", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &one,
+                             &st_sum);
     }
     return rc ? rc
               : write_data(w, w->sums, "scalars", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &one, &sum);
@@ -687,6 +704,30 @@ static int read_model_path(struct reader *r, struct hmd_checkpoint *c)
     return rc;
 }
 
+/* With list positions: the list's cell and displacement (/list_state, checked against its
+ * checksum); a checkpoint written before they were stored has the cell of the checkpoint and
+ * no displacement (-1). */
+static int read_list_state(struct reader *r, struct hmd_checkpoint *c)
+{
+    memcpy(c->h_list, c->h, sizeof c->h_list);
+    c->list_disp2 = -1.0;
+    if (c->list_step < 0 || H5Lexists(r->file, "list_state", H5P_DEFAULT) <= 0) {
+        return HMD_OK;
+    }
+    double st[10];
+    uint64_t sum = 0;
+    int rc = read_small(r, r->file, "list_state", H5T_FLOAT, H5T_NATIVE_DOUBLE, 10, st);
+    rc = rc ? rc : read_small(r, r->sums, "list_state", H5T_INTEGER, H5T_NATIVE_UINT64, 1, &sum);
+    if (!rc && XXH3_64bits(st, sizeof st) != sum) {
+        rc = refuse(r->path, "dataset list_state: checksum mismatch");
+    }
+    if (!rc) {
+        memcpy(c->h_list, st, sizeof c->h_list);
+        c->list_disp2 = st[9];
+    }
+    return rc;
+}
+
 static int read_contents(struct reader *r, const struct header *h, struct hmd_checkpoint *c)
 {
     int64_t natoms = 0, has_box = 0;
@@ -728,7 +769,7 @@ static int read_contents(struct reader *r, const struct header *h, struct hmd_ch
     if (!rc && c->list_step >= 0) {
         rc = read_vectors(r, "list_positions_A", c->natoms, &c->x_list);
     }
-    return rc;
+    return rc ? rc : read_list_state(r, c);
 }
 
 int hmd_checkpoint_read(const char *path, struct hmd_checkpoint *c)

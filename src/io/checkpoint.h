@@ -47,6 +47,12 @@ struct hmd_checkpoint {
      * or NULL with list_step = -1 when not stored. */
     int64_t list_step;
     double *x_list;
+    /* With x_list: the cell the list was built in (Å; it differs from h after pressure
+     * coupling), and the largest squared displacement from x_list that the device step has
+     * predicted since (Å^2; < 0: not known, as on the host step). A checkpoint written before
+     * these were stored reads h and -1. */
+    double h_list[3][3];
+    double list_disp2;
 };
 
 /* Writes `c` to `path` as described above: `<path>.tmp`, fsync, the existing `path` kept as the

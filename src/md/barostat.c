@@ -1,11 +1,12 @@
-/* Pressure coupling of the host step (pcoupl = c-rescale): the run's parameters turned into
- * md/crescale.h's, and one coupling every nstpcouple steps, between steps (after the outputs of
- * step s, so that they all describe one state): the pressure tensor of step s (kinetic part
- * and virial), the scaling matrix, the cell, the home atoms' positions and velocities scaled.
- * The ghosts follow at the next forward halo, which takes the new cell's shifts; the list
- * criterion adds the cell's change since the last rebuild (md_barostat_drift), so that no
- * ghost moves further than the buffer allows unnoticed. The subdomains are fractional and
- * scale with the cell.
+/* Pressure coupling (pcoupl = c-rescale), on the host step and on the device step alike: the
+ * run's parameters turned into md/crescale.h's, and one coupling every nstpcouple steps, between
+ * steps (after the outputs and any checkpoint of step s, so that they all describe one state):
+ * the pressure tensor of step s (kinetic part and virial), the scaling matrix, the cell, the
+ * home atoms' positions and velocities scaled (on the device by cuda/md/scale.cu, with the
+ * host's arithmetic; md/device_state.c). The ghosts follow at the next forward halo, which
+ * takes the new cell's shifts; the list criterion adds the cell's change since the last
+ * rebuild (md_barostat_drift), so that no ghost moves further than the buffer allows
+ * unnoticed. The subdomains are fractional and scale with the cell.
  *
  * Barostat work: the energy each coupling gives the system, the kinetic change of the velocity
  * scaling, the potential change of the position scaling to first order (-sum_ab W_ba (mu-1)_ab)
@@ -46,6 +47,7 @@ static void to_matrix(const char *text, enum hmd_pcoupltype type, double m[3][3]
 int md_barostat_setup(struct md *md)
 {
     const struct hmd_params *p = &md->p;
+    memcpy(md->h_list, md->sys.box.h, sizeof md->h_list); /* the first list's cell */
     if (p->pcoupl == HMD_PCOUPL_NO) {
         return HMD_OK;
     }
@@ -55,10 +57,6 @@ int md_barostat_setup(struct md *md)
                              "pcoupl = c-rescale needs a cell periodic along a, b "
                              "and c; %s has none",
                              md->opt->conf);
-    }
-    if (hmd_forces_on_device(&md->fs)) {
-        return hmd_error_set(HMD_ENOTSUP, "pcoupl = c-rescale runs with the host step only: "
-                                          "set backend = cpu (-backend cpu)");
     }
     static const enum hmd_pcoupl_type types[] = {
         [HMD_PCOUPLTYPE_ISOTROPIC] = HMD_PCOUPL_ISOTROPIC,
@@ -72,8 +70,13 @@ int md_barostat_setup(struct md *md)
     c->seed = (uint64_t)p->ld_seed;
     to_matrix(p->ref_p, p->pcoupltype, c->ref_p);
     to_matrix(p->compressibility, p->pcoupltype, c->compressibility);
-    memcpy(md->h_list, md->sys.box.h, sizeof md->h_list);
     return hmd_crescale_check(c);
+}
+
+void md_note_list_build(struct md *md)
+{
+    md->list_step = md->step;
+    memcpy(md->h_list, md->sys.box.h, sizeof md->h_list);
 }
 
 double md_barostat_drift(const struct md *md)
@@ -92,12 +95,26 @@ double md_barostat_drift(const struct md *md)
 
 int md_barostat_step(struct md *md)
 {
-    if (md->p.pcoupl == HMD_PCOUPL_NO || md->step % md->p.nstpcouple != 0) {
+    if (md->p.pcoupl == HMD_PCOUPL_NO || md->step == 0 || md->step % md->p.nstpcouple != 0) {
         return HMD_OK;
+    }
+    const bool device = hmd_device_run_on(&md->gpu);
+    /* the queued steps' time is theirs (Force) */
+    int rc = device ? hmd_comm_agree(md_device_wait(md)) : HMD_OK;
+    if (rc) {
+        return rc;
     }
     hmd_timer_start(&md->timers, HMD_TIMER_INTEGRATE);
     double ke[9], pres[3][3], mu[3][3];
-    hmd_integrate_kinetic_energy(&md->sys.atoms, ke);
+    if (device) {
+        rc = md_device_kinetic(md, ke);
+    } else {
+        hmd_integrate_kinetic_energy(&md->sys.atoms, ke);
+    }
+    if (rc) {
+        hmd_timer_stop(&md->timers, HMD_TIMER_INTEGRATE);
+        return rc;
+    }
     const double v0 = hmd_box_volume(&md->sys.box);
     for (int a = 0; a < 3; a++) {
         for (int b = 0; b < 3; b++) {
@@ -105,10 +122,13 @@ int md_barostat_step(struct md *md)
         }
     }
     const double dt = md->p.nstpcouple * md->p.dt;
-    int rc = hmd_crescale_mu(&md->baro, pres, v0, dt, md->step, mu);
+    rc = hmd_comm_agree(hmd_crescale_mu(&md->baro, pres, v0, dt, md->step, mu));
     double dkin = 0.0;
-    if (!rc) {
-        struct hmd_atoms *at = &md->sys.atoms;
+    struct hmd_atoms *at = &md->sys.atoms;
+    if (!rc && device) { /* the cell here, the atoms there */
+        rc = hmd_comm_agree(hmd_crescale_apply(mu, &md->sys.box, 0, NULL, NULL, NULL, NULL));
+        rc = rc ? rc : md_device_scale(md, mu, &dkin);
+    } else if (!rc) {
         rc = hmd_crescale_apply(mu, &md->sys.box, at->nlocal, at->x, at->v, at->mass, &dkin);
     }
     rc = hmd_comm_agree(rc);

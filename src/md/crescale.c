@@ -1,10 +1,11 @@
-/* C-rescale barostat (couple/crescale.h). */
+/* C-rescale barostat (md/crescale.h). */
 #include "md/crescale.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/mat3.h"
 #include "core/rng.h"
 #include "core/units.h"
 
@@ -130,32 +131,14 @@ int hmd_crescale_mu(const struct hmd_crescale *c, const double pres[3][3], doubl
     return HMD_OK;
 }
 
-/* r' = r m for a row vector r. */
-static void row_times(const double r[3], const double m[3][3], double out[3])
-{
-    for (int b = 0; b < 3; b++) {
-        out[b] = r[0] * m[0][b] + r[1] * m[1][b] + r[2] * m[2][b];
-    }
-}
-
 int hmd_crescale_apply(const double mu[3][3], struct hmd_box *box, int n, double *x, double *v,
                        const double *mass, double *dkin)
 {
-    /* mu is lower triangular: its inverse by forward substitution */
-    double inv[3][3] = {{0}};
-    for (int j = 0; j < 3; j++) {
-        inv[j][j] = 1 / mu[j][j];
-        for (int i = j + 1; i < 3; i++) {
-            double s = 0;
-            for (int k = j; k < i; k++) {
-                s += mu[i][k] * inv[k][j];
-            }
-            inv[i][j] = -s / mu[i][i];
-        }
-    }
+    double inv[3][3]; /* mu is lower triangular */
+    hmd_mat3_lower_inverse(mu, inv);
     double h[3][3];
     for (int a = 0; a < 3; a++) {
-        row_times(box->h[a], mu, h[a]);
+        hmd_mat3_row_times(box->h[a], mu, h[a]);
     }
     int rc = hmd_box_init(box, h, box->periodic);
     if (rc) {
@@ -164,11 +147,11 @@ int hmd_crescale_apply(const double mu[3][3], struct hmd_box *box, int n, double
     double dk = 0;
     for (int i = 0; i < n; i++) {
         double r[3];
-        row_times(x + 3 * i, mu, r);
+        hmd_mat3_row_times(x + 3 * i, mu, r);
         memcpy(x + 3 * i, r, sizeof r);
         if (v) {
             double w[3];
-            row_times(v + 3 * i, inv, w);
+            hmd_mat3_row_times(v + 3 * i, inv, w);
             if (mass) {
                 const double *u = v + 3 * i;
                 dk += 0.5 * mass[i] *

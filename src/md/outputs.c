@@ -237,8 +237,10 @@ static int write_checkpoint(struct md *md)
         .model_hash = {md->model_hash[0], md->model_hash[1]},
         .list_step = md->out.list_kept ? md->list_step : -1,
         .x_list = md->out.list_kept ? md->out.gather_xl : NULL,
+        .list_disp2 = md->out.list_disp2,
     };
     memcpy(c.h, md->sys.box.h, sizeof c.h);
+    memcpy(c.h_list, md->h_list, sizeof c.h_list);
     snprintf(c.model, sizeof c.model, "%s", md->model_path);
     char path[HMD_MD_NAME_MAX], note[HMD_MD_NAME_MAX];
     md_output_path(md, ".cpt", path, sizeof path);
@@ -250,21 +252,30 @@ static int write_checkpoint(struct md *md)
 }
 
 /* The positions of the last list build, by global id, on rank 0, and md->out.list_kept: kept
- * on the host step in halo mode on every rank, where a continued run rebuilds its list from
- * them (same ghosts, same wrapping, same later rebuilds: bitwise continuation at any step).
- * Collective. */
+ * in halo mode on every rank (the host step's list, or the device step's with its predicted
+ * displacement in md->out.list_disp2), where a continued run rebuilds its list from them (same
+ * ghosts, same wrapping, same later rebuilds: bitwise continuation at any step). Collective. */
 static int gather_list_positions(struct md *md)
 {
-    int lost = hmd_device_run_on(&md->gpu) || md->fs.replicated ||
-               md->fs.nl.ncentre != md->sys.atoms.nlocal;
+    const bool device = hmd_device_run_on(&md->gpu);
+    const struct hmd_atoms *a = &md->sys.atoms;
+    int lost = md->fs.replicated || (!device && md->fs.nl.ncentre != a->nlocal);
     hmd_comm_max_int(&lost, 1);
     md->out.list_kept = !lost;
+    md->out.list_disp2 = -1.0;
     if (lost) {
         return HMD_OK;
     }
-    const struct hmd_atoms *a = &md->sys.atoms;
-    return hmd_collect_gather(a->id, md->fs.nl.x_build, a->nlocal, 3, md->out.gather_xl,
-                              md->sys.natoms);
+    if (!device) {
+        return hmd_collect_gather(a->id, md->fs.nl.x_build, a->nlocal, 3, md->out.gather_xl,
+                                  md->sys.natoms);
+    }
+    double *x = malloc(sizeof(double) * 3 * (size_t)(a->nlocal > 0 ? a->nlocal : 1));
+    int rc = hmd_comm_agree(x ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory"));
+    rc = rc ? rc : md_device_list_positions(md, x, &md->out.list_disp2);
+    rc = rc ? rc : hmd_collect_gather(a->id, x, a->nlocal, 3, md->out.gather_xl, md->sys.natoms);
+    free(x);
+    return rc;
 }
 
 int md_write_checkpoint(struct md *md)

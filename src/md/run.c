@@ -108,6 +108,12 @@ static int run_loop(struct md *md)
         if (md->checkpoint_due) {
             rc = write_periodic_checkpoint(md);
         }
+        /* the pressure coupling of the step just done, after its outputs and checkpoint: a
+         * checkpoint holds the state its forces were computed for, and a run continued from it
+         * couples here as the uninterrupted run did */
+        if (!rc) {
+            rc = md_barostat_step(md);
+        }
         if (!rc) {
             md->step++;
             rc = device ? md_step_device(md) : md_step_host(md);
@@ -169,6 +175,7 @@ int hmd_run(const struct hmd_run_options *opt)
     rc = rc ? rc : devi_rc;
     md_close_outputs(md);
     free(md->cpt_x);
+    hmd_cuda_scale_destroy(md->scale);
     hmd_device_run_free(&md->gpu);
     hmd_forces_free(&md->fs);
     hmd_system_free(&md->sys);

@@ -4,6 +4,7 @@
  *   outputs.c      log, energy file, trajectories, checkpoint, the summary;
  *   step_host.c    the step on the host (backend = cpu);
  *   step_device.c  the step kept on the GPU (backend = cuda, md/device_run.h);
+ *   device_state.c the device step's state for checkpoints and pressure coupling;
  *   run.c          the loop: step after step until nsteps or a stop signal.
  */
 #ifndef HMD_MD_RUN_INTERNAL_H
@@ -37,8 +38,9 @@ enum { HMD_MD_NAME_MAX = 4096 };
 /* The outputs of a run (owned, rank 0 only). */
 struct md_outputs {
     double *gather_x, *gather_v, *gather_f; /* [natoms][3] gathered arrays, by global id */
-    double *gather_xl; /* [natoms][3] positions of the last list build (host step), by id */
+    double *gather_xl; /* [natoms][3] positions of the last list build, by id */
     bool list_kept;    /* gather_xl holds them for the checkpoint being written */
+    double list_disp2; /* ... and the device's predicted displacement since (Å^2; -1 host) */
     FILE *log;
     struct hmd_energy_csv *csv;
     struct hmd_xyz_traj *xyz;
@@ -73,16 +75,21 @@ struct md {
     struct hmd_device_run gpu; /* backend = cuda: the step on the GPU, else empty */
     double next_disp;          /* device step: the displacement the next step will have */
     struct hmd_thermostat th;
-    double ndof;              /* degrees of freedom of the kinetic energy */
-    double thermostat_work;   /* kinetic energy added by the thermostat so far (eV) */
-    struct hmd_crescale baro; /* pcoupl = c-rescale: the barostat's parameters */
-    double barostat_work;     /* energy the barostat gave the system so far (eV) */
-    double h_list[3][3];      /* the cell at the last list build (Å), for md_barostat_drift */
+    double ndof;                  /* degrees of freedom of the kinetic energy */
+    double thermostat_work;       /* kinetic energy added by the thermostat so far (eV) */
+    struct hmd_crescale baro;     /* pcoupl = c-rescale: the barostat's parameters */
+    double barostat_work;         /* energy the barostat gave the system so far (eV) */
+    double h_list[3][3];          /* the cell at the last list build (Å), for md_barostat_drift
+                                     and the checkpoint */
+    struct hmd_cuda_scale *scale; /* backend = cuda with pcoupl: the device's scaling (owned) */
     int64_t step;
     int64_t first_step;   /* the step the run started from: 0, or the checkpoint's (-cpi) */
-    int64_t list_step;    /* step of the last neighbour-list build (host step) */
-    double *cpt_x;        /* -cpi with list positions, until set-up ends: the checkpoint's
-                             positions [natoms][3] by id (every rank; owned) */
+    int64_t list_step;    /* step of the last neighbour-list build */
+    double *cpt_x;        /* -cpi with list positions of an earlier step, until the first
+                             forces (set-up on the host, md_device_resume on the device): the
+                             checkpoint's positions [natoms][3] by id (every rank; owned) */
+    double cpt_h[3][3];   /* ... and the checkpoint's cell (the list's is h_list) */
+    double cpt_disp2;     /* ... and the device's predicted displacement (Å^2; < 0 unknown) */
     int stop_signal;      /* SIGTERM or SIGINT seen by every rank: the loop ends after the step */
     bool stop_maxh;       /* -maxh reached (rank 0's clock, agreed): the loop ends too */
     bool checkpoint_due;  /* -cpt: write a checkpoint of this step before the next */
@@ -156,13 +163,16 @@ int md_devi_write(struct md *md);
 /* Closes the file and the models; HMD_EIO when the file cannot be completed. */
 int md_devi_close(struct md *md);
 
-/* barostat.c: pcoupl = c-rescale on the host step */
-/* Fills md->baro from the parameters; refuses a cell that is not periodic in 3D and the
- * device step. After the backend is chosen. */
+/* barostat.c: pcoupl = c-rescale, host and device step */
+/* Fills md->baro from the parameters (refuses a cell that is not periodic in 3D) and takes
+ * the cell as the first list's (md->h_list). After the backend is chosen. */
 int md_barostat_setup(struct md *md);
-/* Every nstpcouple steps, between steps: scales the cell, home positions and velocities and
- * adds to md->barostat_work. Collective. */
+/* Coupling steps (a multiple of nstpcouple other than 0), between that step and the next,
+ * after its outputs and checkpoint: scales the cell, home positions and velocities (on the
+ * device with the device step) and adds to md->barostat_work. Collective. */
 int md_barostat_step(struct md *md);
+/* A neighbour-list build at this step: md->list_step and the list's cell md->h_list. */
+void md_note_list_build(struct md *md);
 /* How far the cell vectors moved since the last list build (Å, summed over a, b, c); 0
  * without pressure coupling. */
 double md_barostat_drift(const struct md *md);
@@ -186,5 +196,23 @@ int md_device_fetch(struct md *md, bool energy, bool frame);
 /* After md_device_wait: the halo clock's time since the last call moves from Force to Halo
  * (md->halo adds it up); `start` only takes the clock's reading. */
 int md_device_account(struct md *md, bool start);
+
+/* device_state.c (backend = cuda) */
+/* -cpi with list positions of an earlier step (md->cpt_x): after the device's first list was
+ * built at them, the home atoms take the checkpoint's positions and cell, the ghosts follow,
+ * the forces are computed again and the predicted displacement is the checkpoint's; cpt_x is
+ * freed. Nothing without cpt_x. Collective. */
+int md_device_resume(struct md *md);
+/* The home atoms' positions at the last list build into x_build[nlocal][3] (this rank's order)
+ * and *disp2, the largest squared displacement predicted since (Å^2, max over ranks). Waits for
+ * the queued steps. Collective. */
+int md_device_list_positions(struct md *md, double *x_build, double *disp2);
+/* Pressure coupling: the virial of this step into md->fs (fetched) and the kinetic-energy
+ * tensor ke[9] = sum m v_a v_b over every rank's home atoms (eV; md/integrate.c's). After the
+ * queued steps are done. Collective. */
+int md_device_kinetic(struct md *md, double ke[9]);
+/* ... and the scaling of the home atoms by mu (md/crescale.h), *dkin this rank's kinetic
+ * energy change (eV). After md_device_kinetic. Collective. */
+int md_device_scale(struct md *md, const double mu[3][3], double *dkin);
 
 #endif /* HMD_MD_RUN_INTERNAL_H */

@@ -128,7 +128,8 @@ static int checkpoint_into_frame(struct md *md, const struct hmd_checkpoint *c)
      * checkpoint's positions (restore_positions) */
     memcpy(f->x, c->x_list ? c->x_list : c->x, sizeof(double) * 3 * f->natoms);
     memcpy(f->v, c->v, sizeof(double) * 3 * f->natoms);
-    if (c->has_box && hmd_box_init(&f->box, c->h, f->box.periodic)) {
+    /* ... in the cell of that build (pressure coupling may have changed it since) */
+    if (c->has_box && hmd_box_init(&f->box, c->x_list ? c->h_list : c->h, f->box.periodic)) {
         return hmd_error_prefix(HMD_EDATA, "%s: ", cpt);
     }
     return HMD_OK;
@@ -138,8 +139,9 @@ static int checkpoint_into_frame(struct md *md, const struct hmd_checkpoint *c)
  * thermostat work on every rank. Collective; before the atoms are distributed. */
 static int apply_checkpoint(struct md *md)
 {
-    /* step, list step (exact in a double), thermostat work, ld-seed used */
-    double state[5] = {0.0, -1.0, 0.0, -1.0, 0.0}; /* ..., barostat work */
+    /* step, list step (exact in a double), thermostat work, ld-seed used, barostat work, the
+     * device's predicted displacement, the cell */
+    double state[6 + 9] = {0.0, -1.0, 0.0, -1.0, 0.0, -1.0};
     int rc = HMD_OK;
     if (hmd_comm_rank() == 0) {
         struct hmd_checkpoint c;
@@ -151,8 +153,11 @@ static int apply_checkpoint(struct md *md)
             state[2] = c.thermostat_work;
             state[3] = (double)c.ld_seed;
             state[4] = c.barostat_work;
+            state[5] = c.x_list ? c.list_disp2 : -1.0;
+            memcpy(state + 6, c.h, sizeof c.h);
         }
-        if (!rc && c.x_list) { /* kept until set-up ends */
+        /* positions of a step after the list's: kept until the first forces */
+        if (!rc && c.x_list && c.list_step != c.step) {
             md->cpt_x = c.x;
             c.x = NULL;
         }
@@ -167,6 +172,8 @@ static int apply_checkpoint(struct md *md)
     md->list_step = (int64_t)state[1];
     md->thermostat_work = state[2];
     md->barostat_work = state[4];
+    md->cpt_disp2 = state[5];
+    memcpy(md->cpt_h, state + 6, sizeof md->cpt_h);
     if (md->p.ld_seed == -1 && state[3] >= 0) { /* the noise goes on with the seed drawn */
         md->p.ld_seed = (int64_t)state[3];
     }
@@ -252,9 +259,11 @@ static int check_structure(struct md *md, int *type0)
     return rc;
 }
 
-/* -cpi with list positions: after the first rebuild at those positions, every rank's home
- * atoms take the checkpoint's positions and the ghosts follow (forward halo), as they were
- * in the run that wrote it. Collective; a no-op otherwise. */
+/* -cpi with list positions of an earlier step: after the first rebuild at those positions
+ * (in the list's cell), every rank's home atoms take the checkpoint's positions and cell and
+ * the ghosts follow (forward halo), as they were in the run that wrote it; the device step does
+ * this after its own first list (md_device_resume), with the positions given to every rank
+ * here. Collective; a no-op otherwise. */
 static int restore_positions(struct md *md)
 {
     int have = md->cpt_x != NULL;
@@ -272,6 +281,15 @@ static int restore_positions(struct md *md)
         return rc;
     }
     hmd_comm_bcast(md->cpt_x, bytes, 0);
+    if (hmd_forces_on_device(&md->fs)) {
+        return HMD_OK;
+    }
+    if (md->sys.has_box) {
+        rc = hmd_comm_agree(hmd_box_init(&md->sys.box, md->cpt_h, md->sys.box.periodic));
+    }
+    if (rc) {
+        return rc;
+    }
     struct hmd_atoms *a = &md->sys.atoms;
     for (int i = 0; i < a->nlocal; i++) {
         memcpy(a->x + 3 * i, md->cpt_x + 3 * a->id[i], sizeof(double) * 3);

@@ -103,7 +103,9 @@ int md_device_fetch(struct md *md, bool energy, bool frame)
 int md_step_device(struct md *md)
 {
     const double half = 0.5 * md->p.verlet_buffer;
-    const bool rebuild = md->p.nstlist > 0 ? md->step % md->p.nstlist == 0 : md->next_disp > half;
+    const double drift = md_barostat_drift(md); /* a changed cell moves the ghosts' images too */
+    const bool rebuild =
+        md->p.nstlist > 0 ? md->step % md->p.nstlist == 0 : md->next_disp + drift > half;
     int rc;
     if (rebuild) {
         rc = md_device_wait(md);
@@ -118,11 +120,12 @@ int md_step_device(struct md *md)
         md->t_force_mark = md->timers.total[HMD_TIMER_FORCE];
         hmd_dd_dlb_balance(&md->dlb, &md->sys.dd, spent, md->p.dlb, md->p.dlb_threshold);
         rc = fail_alone(md, hmd_device_run_begin_list_step(&md->gpu, &md->sys.atoms, &moved));
-        if (!rc && md->p.nstlist > 0 && moved > half) {
-            rc = md_moved_too_far(md, -1, moved);
+        if (!rc && md->p.nstlist > 0 && moved + drift > half) {
+            rc = md_moved_too_far(md, -1, moved + drift);
         }
         if (!rc) {
             rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
+            md_note_list_build(md);
         }
         if (!rc) {
             rc = fail_alone(md, hmd_device_run_finish_list_step(&md->gpu, &md->fs, &md->sys.atoms,
@@ -155,7 +158,8 @@ int md_start_device(struct md *md)
         const size_t used = strlen(md->backend);
         snprintf(md->backend + used, sizeof md->backend - used, "; halo %s", md->gpu.transport);
         md_note_dropped(md);
-        rc = hmd_device_run_next_displacement(&md->gpu, &md->next_disp);
+        rc = md_device_resume(md); /* -cpi at a step that was not a list step */
+        rc = rc ? rc : hmd_device_run_next_displacement(&md->gpu, &md->next_disp);
     }
     rc = rc ? rc : md_device_account(md, true);
     if (!rc && md->out.log) {

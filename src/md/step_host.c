@@ -10,7 +10,6 @@
 #include "md/run_internal.h"
 
 #include <inttypes.h>
-#include <string.h>
 
 #include "comm/comm.h"
 #include "core/error.h"
@@ -66,8 +65,7 @@ static int rebuild_neighbors(struct md *md)
                        md->p.dlb_threshold);
     md->t_force_mark = md->fs.t_force;
     int rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
-    md->list_step = md->step;
-    memcpy(md->h_list, md->sys.box.h, sizeof md->h_list);
+    md_note_list_build(md);
     hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
     return rc;
 }
@@ -153,7 +151,7 @@ int md_step_host(struct md *md)
         integrate_second_half(md);
         rc = md_write_outputs(md);
     }
-    return rc ? rc : md_barostat_step(md);
+    return rc;
 }
 
 int md_start_host(struct md *md)

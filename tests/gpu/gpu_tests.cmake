@@ -81,3 +81,16 @@ if(HMD_HAVE_CUDA AND HMD_HAVE_MPI AND MPIEXEC_EXECUTABLE)
     set_tests_properties(gpu.multi_${t} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
   endforeach()
 endif()
+# Checkpoints and pressure coupling on the GPU step (tests/gpu/check_gpu_cpt.py): -cpi
+# continuation bit for bit (each thermostat, 1 rank and 2 ranks under with_mps.sh, at a step that
+# is not a list step, from a periodic checkpoint), NPT continuation and NPT against the CPU
+if(HMD_HAVE_CUDA AND HMD_HAVE_MPI AND MPIEXEC_EXECUTABLE)
+  foreach(t continuation npt)
+    set(name cpt_${t})
+    add_test(NAME gpu.${name}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/check_gpu_cpt.py ${t}
+              ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:halomd> ${HMD_TEST_DATA}
+              ${CMAKE_CURRENT_BINARY_DIR}/gpu/${name})
+    set_tests_properties(gpu.${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  endforeach()
+endif()

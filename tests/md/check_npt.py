@@ -7,7 +7,9 @@ Usage: check_npt.py HALOMD DATA WORKDIR
   the conserved quantity stays finite and within a loose bound (affine scaling of the flexible
   O-H bonds costs energy at second order in the scaling, large this far from equilibrium);
   semiisotropic and anisotropic runs keep finite numbers; wrong ref-p counts are refused with
-  a message naming the key. That the average pressure equals ref-p and that the volume
+  a message naming the key; a run continued from a checkpoint (-cpi) at a coupling step (20)
+  and between two (23, the cell changed since the last list build) repeats the uninterrupted
+  run bit for bit. That the average pressure equals ref-p and that the volume
   fluctuations match the compressibility need long runs: bench/npt_check.py.
 """
 import csv
@@ -22,20 +24,24 @@ def check(cond, msg):
     return cond
 
 
-def run(halomd, work, name, extra, expect=0):
+def run(halomd, work, name, extra, expect=0, text=False):
     w = f"{os.path.dirname(os.path.abspath(__file__))}/../../examples/water"
     cmd = [halomd, "run", "-backend", "cpu", "-m", f"{w}/water_trained.dp", "-c",
            f"{w}/water_192.gro", "-deffnm", name]
+    given = {e.split("=")[0] for e in extra if "=" in e}
     for kv in ("tcoupl=v-rescale", "ref-t=300", "tau-t=0.1", "gen-vel=yes", "gen-seed=3",
                "gen-temp=300", "ld-seed=4", "pcoupl=c-rescale", "tau-p=0.5", "nstpcouple=10",
                "nstenergy=5", "nstcalcenergy=5"):
-        cmd += ["-set", kv]
+        if kv.split("=")[0] not in given:  # extra's settings take the defaults' place
+            cmd += ["-set", kv]
     res = subprocess.run(cmd + extra, cwd=work, capture_output=True, text=True)
     if res.returncode != expect:
         raise SystemExit(f"{' '.join(cmd + extra)}: exit {res.returncode}\n{res.stderr}")
     if expect:
         return res.stderr
     with open(os.path.join(work, name + ".energy.csv")) as f:
+        if text:
+            return f.read().splitlines()
         return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
@@ -64,6 +70,14 @@ def main(argv):
         ok &= check(all(math.isfinite(r["conserved_eV"]) for r in rows) and
                     rows[-1]["vol_A3"] > rows[0]["vol_A3"],
                     f"{kind}: volume {rows[0]['vol_A3']:.1f} -> {rows[-1]['vol_A3']:.1f} Å^3")
+    opts = ["-set", "nstenergy=1", "-set", "nstcalcenergy=1"]
+    whole = run(halomd, work, "whole", opts + ["-nsteps", "40"], text=True)
+    for split in (20, 23):
+        run(halomd, work, f"part{split}", opts + ["-nsteps", str(split)])
+        rest = run(halomd, work, f"rest{split}", opts + ["-nsteps", "40", "-cpi",
+                                                         f"part{split}.cpt"], text=True)
+        ok &= check(rest[1:] == whole[1 + split:], f"continued at step {split}: rows {split}-40 "
+                    "identical to the uninterrupted run")
     err = run(halomd, work, "bad", ["-nsteps", "1", "-set", "pcoupltype=semiisotropic"],
               expect=78)
     ok &= check("ref-p = '1'" in err and "needs 2 numbers (xy z)" in err, f"wrong count: {err.strip()}")

@@ -59,6 +59,12 @@ static void make(struct hmd_checkpoint *c, int n, int64_t step, bool list)
     c->v = malloc(sizeof(double) * 3 * n);
     c->list_step = list ? step - 3 : -1;
     c->x_list = list ? malloc(sizeof(double) * 3 * n) : NULL;
+    for (int a = 0; a < 3; a++) { /* the list's cell: another one (pressure coupling) */
+        for (int b = 0; b < 3; b++) {
+            c->h_list[a][b] = c->h[a][b] * (1.0 - 1e-3 / 7.0);
+        }
+    }
+    c->list_disp2 = list ? 0.0123 / 9.0 : -1.0;
     for (int k = 0; k < 3 * n; k++) {
         c->x[k] = (k + 0.1 * (double)step) / 3.0;
         c->v[k] = -k / 7.0;
@@ -87,6 +93,11 @@ static void assert_same(const struct hmd_checkpoint *a, const struct hmd_checkpo
     assert_true((a->x_list == NULL) == (b->x_list == NULL));
     if (a->x_list) {
         assert_memory_equal(a->x_list, b->x_list, sizeof(double) * 3 * a->natoms);
+        assert_memory_equal(a->h_list, b->h_list, sizeof a->h_list);
+        assert_memory_equal(&a->list_disp2, &b->list_disp2, sizeof(double));
+    } else { /* without a list: the checkpoint's cell and no displacement */
+        assert_memory_equal(b->h_list, b->h, sizeof b->h);
+        assert_true(b->list_disp2 == -1.0);
     }
 }
 

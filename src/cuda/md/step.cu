@@ -566,6 +566,16 @@ int make_graph(hmd_cuda_md *md)
     return rc;
 }
 
+/* The cell of the forward halo, between steps with nothing queued: a recorded step may hold
+ * a copy of the previous cell's shifts (cuda/halo/shifts.cuh), so a new cell drops it. */
+void set_box(hmd_cuda_md *md, const hmd_box *box)
+{
+    if (memcmp(md->box.h, box->h, sizeof md->box.h)) {
+        drop_graph(md);
+    }
+    md->box = *box;
+}
+
 /* Room for the home atoms' step arrays. */
 int reserve_local(hmd_cuda_md *md, int nlocal)
 {
@@ -670,7 +680,7 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct
                                             double *forces_s)
 {
     const int nlocal = a->nlocal, nall = hmd_atoms_nall(a);
-    md->box = *box;
+    set_box(md, box);
     int rc = hmd_cuda_state_reserve(md->state, nlocal, nall);
     rc = rc ? rc : reserve_local(md, nlocal);
     const unsigned fields = HMD_FIELD_BIT(HMD_FIELD_X) | HMD_FIELD_BIT(HMD_FIELD_V) |
@@ -788,6 +798,40 @@ extern "C" int hmd_cuda_md_fetch(struct hmd_cuda_md *md, struct hmd_atoms *a, un
         memcpy(s->terms, ev + HMD_FORCE_NEV, sizeof(double) * md->nterms);
     }
     return rc;
+}
+
+extern "C" int hmd_cuda_md_list_state(struct hmd_cuda_md *md, double *x_build, double *maxd2)
+{
+    cudaStream_t st = stream_of(md);
+    HMD_CUDA_CHECK(cudaMemcpyAsync(x_build, md->x_build, sizeof(double) * 3 * md->nlocal,
+                                   cudaMemcpyDeviceToHost, st));
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(md->pinned, md->scal, sizeof(double), cudaMemcpyDeviceToHost, st));
+    HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    *maxd2 = md->pinned[S_MAXD2];
+    return hmd_halo_transport_check(md->halo);
+}
+
+extern "C" int hmd_cuda_md_resume(struct hmd_cuda_md *md, const double *x,
+                                  const struct hmd_box *box, double maxd2)
+{
+    cudaStream_t st = stream_of(md);
+    const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
+    set_box(md, box);
+    const double d2 = maxd2 > 0.0 ? maxd2 : 0.0;
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(a.x, x, sizeof(double) * 3 * md->nlocal, cudaMemcpyHostToDevice, st));
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(md->scal + S_MAXD2, &d2, sizeof(double), cudaMemcpyHostToDevice, st));
+    int rc = hmd_halo_transport_forward(md->halo, a.x, &md->box, a.stream);
+    rc = rc ? rc : stamp(md, CLOCK_START);
+    if (!rc) {
+        std::vector<step_piece> prog;
+        forces_and_second_half(md, true, prog);
+        rc = run_eagerly(prog);
+    }
+    HMD_CUDA_CHECK(cudaStreamSynchronize(st)); /* x and d2 are the caller's and this frame's */
+    return rc ? rc : hmd_halo_transport_check(md->halo);
 }
 
 extern "C" int hmd_cuda_md_halo_times(struct hmd_cuda_md *md, struct hmd_cuda_md_times *t)
