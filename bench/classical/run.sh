@@ -7,7 +7,10 @@
 # From the repository root, on the GPU node (no network needed):
 #   bash bench/classical/run.sh                 # every case
 #   CASES="water_1536 protein" bash bench/classical/run.sh
-# Env: HALOMD (build-gpu/halomd, else build/halomd), GMX (gmx; absent: recorded and skipped),
+# Env: HALOMD (build-gpu/halomd, else build/halomd), GMX (gmx; absent: recorded and skipped;
+#      when .gpudeps/gmx.tar.xz is there (bench/classical/fetch_gromacs.sh) and GMX is unset,
+#      it is unpacked into .gpudeps/gmx/ and its gmx used through a wrapper that sets GMXLIB
+#      and LD_LIBRARY_PATH for gmx alone),
 #      NSTEPS (halomd steps, 5000), GMX_NSTEPS (2000), GMX_NT (OpenMP threads of gmx mdrun,
 #      all the node's cores), BACKEND (cuda), OUT (a scratch folder, kept), PY (python3),
 #      CASES (water_1536 water_12288 water_24576 water_41472 water_98304 protein).
@@ -30,6 +33,16 @@ ROOT=$PWD
 PY=${PY:-python3}
 NSTEPS=${NSTEPS:-5000}
 GMX_NSTEPS=${GMX_NSTEPS:-2000}
+if [ -z "${GMX:-}" ] && [ -f .gpudeps/gmx.tar.xz ]; then
+  # Debian's GROMACS brought along (bench/classical/fetch_gromacs.sh)
+  mkdir -p .gpudeps/gmx
+  [ -x .gpudeps/gmx/bin/gmx ] || tar -C .gpudeps/gmx -xJf .gpudeps/gmx.tar.xz
+  G=$ROOT/.gpudeps/gmx
+  printf '#!/bin/bash\nGMXLIB=%s/top LD_LIBRARY_PATH=%s/lib:${LD_LIBRARY_PATH:-} exec %s/bin/gmx "$@"\n' \
+    "$G" "$G" "$G" > "$G/gmx.sh"
+  chmod +x "$G/gmx.sh"
+  GMX=$G/gmx.sh
+fi
 GMX=${GMX:-gmx}
 GMX_NT=${GMX_NT:-$(nproc)}
 BACKEND=${BACKEND:-cuda}
