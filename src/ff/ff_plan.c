@@ -270,19 +270,17 @@ static int slot_tables(struct hmd_ff_plan *plan, const struct hmd_ff_model *m)
     return HMD_OK;
 }
 
-int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bool full, int nlocal,
-                      int nall, int ncount, const double *x, const int64_t *id,
-                      const struct hmd_box *box, const struct hmd_nbr_list *nl)
+/* hmd_ff_plan_build, or without pairs when nl is NULL (the bonded interactions resolved within
+ * rlist). */
+static int build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bool full, int nlocal,
+                 int nall, int ncount, const double *x, const int64_t *id,
+                 const struct hmd_box *box, const struct hmd_nbr_list *nl, double rlist)
 {
-    if (!id || !nl || nl->ncentre < nlocal) {
-        return hmd_error_set(HMD_ESOFTWARE, "classical force field: prepare needs the atoms' "
-                                            "global ids and the full list of the home atoms");
-    }
-    if (nl->rlist < m->cutoff) {
+    if (rlist < m->cutoff) {
         return hmd_error_set(HMD_ECONFIG,
                              "the neighbour list's cut-off (%g Å) is shorter than the classical "
                              "force field's (%g Å)",
-                             nl->rlist, m->cutoff);
+                             rlist, m->cutoff);
     }
     if (box) {
         double face[3];
@@ -350,9 +348,15 @@ int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bo
         plan->q[k] = m->charge[g];
         plan->type[k] = m->type[g];
     }
-    rc = pairs(plan, m, id, nl);
+    if (nl) {
+        rc = pairs(plan, m, id, nl);
+    } else {
+        plan->npair = plan->nshadow = 0;
+        memset(plan->pair_start, 0, sizeof *plan->pair_start * ((size_t)nlocal + 1));
+        memset(plan->shadow_start, 0, sizeof *plan->shadow_start * ((size_t)nlocal + 1));
+    }
     if (!rc) {
-        rc = bonded(plan, m, x, id, nl->rlist);
+        rc = bonded(plan, m, x, id, rlist);
     }
     if (!rc && full) {
         rc = slot_tables(plan, m);
@@ -361,6 +365,28 @@ int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bo
         plan->nall = plan->nlocal = 0;
     }
     return rc;
+}
+
+int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bool full, int nlocal,
+                      int nall, int ncount, const double *x, const int64_t *id,
+                      const struct hmd_box *box, const struct hmd_nbr_list *nl)
+{
+    if (!id || !nl || nl->ncentre < nlocal) {
+        return hmd_error_set(HMD_ESOFTWARE, "classical force field: prepare needs the atoms' "
+                                            "global ids and the full list of the home atoms");
+    }
+    return build(plan, m, full, nlocal, nall, ncount, x, id, box, nl, nl->rlist);
+}
+
+int hmd_ff_plan_build_bonded(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, int nlocal,
+                             int nall, int ncount, const double *x, const int64_t *id,
+                             const struct hmd_box *box, double rlist)
+{
+    if (!id) {
+        return hmd_error_set(HMD_ESOFTWARE, "classical force field: prepare needs the atoms' "
+                                            "global ids");
+    }
+    return build(plan, m, true, nlocal, nall, ncount, x, id, box, NULL, rlist);
 }
 
 void hmd_ff_plan_free(struct hmd_ff_plan *plan)
