@@ -96,6 +96,8 @@ struct pair_args {
     int nlocal, ncount, ntypes, cap;
     const double *x, *q, *c6, *c12;
     const int *type, *entry, *count;
+    const int64_t *id;
+    const unsigned char *group; /* by global id: no self term (the Deep Potential's), or NULL */
     double *f, *centre, *ae;
 };
 
@@ -137,7 +139,7 @@ __global__ void pairs_kernel(pair_args a, hmd_ff_nb nb)
     for (int c = 0; c < 3; c++) {
         a.f[3 * i + c] += sum.f[c];
     }
-    const double self = hmd_ff_self(&nb, qi);
+    const double self = a.group && a.group[a.id[i]] ? 0.0 : hmd_ff_self(&nb, qi);
     if (a.ae) {
         a.ae[i] += 0.5 * (sum.vc + sum.vlj) + self;
     }
@@ -481,19 +483,9 @@ int compute(void *self, const hmd_force_io *io)
     }
     cudaStream_t s = static_cast<cudaStream_t>(io->stream);
     if (c.nlocal > 0) {
-        pair_args a = {c.nlocal,
-                       c.ncount,
-                       c.m.ntypes,
-                       c.pl.cap,
-                       io->x,
-                       c.pl.q,
-                       c.pl.c6,
-                       c.pl.c12,
-                       c.pl.type,
-                       c.pl.entry,
-                       c.pl.count,
-                       io->f,
-                       ptr<double>(c.centre),
+        pair_args a = {c.nlocal,       c.ncount, c.m.ntypes, c.pl.cap,  io->x,
+                       c.pl.q,         c.pl.c6,  c.pl.c12,   c.pl.type, c.pl.entry,
+                       c.pl.count,     io->id,   c.pl.group, io->f,     ptr<double>(c.centre),
                        io->atom_energy};
         const unsigned nb = (unsigned)(((size_t)c.nlocal * 32 + THREADS - 1) / THREADS);
         pairs_kernel<<<nb, THREADS, 0, s>>>(a, c.m.nb);
@@ -576,11 +568,7 @@ extern "C" int hmd_ff_classical_create_cuda(struct hmd_force_provider *p,
     if (!c) {
         return hmd_error_set(HMD_ENOMEM, "out of memory for the classical force field");
     }
-    int rc = s->nnp_group
-                 ? hmd_error_set(HMD_ENOTSUP, "the GPU's classical force field takes no nnp-group "
-                                              "(it keeps the group's self terms); hybrid runs "
-                                              "compute it on the host")
-                 : hmd_ff_model_create(&c->m, top, s);
+    int rc = hmd_ff_model_create(&c->m, top, s);
     if (!rc && !(rlist >= c->m.cutoff)) {
         rc = hmd_error_set(HMD_ECONFIG,
                            "classical force field on the GPU: the list cut-off %g Å is below "

@@ -66,6 +66,7 @@ struct find_args {
     const double *x, *q, *c6, *c12;
     const int64_t *id;
     const int *type, *excl_start, *excl, *order, *bin_start, *bin_count;
+    const unsigned char *group;
     int *entry, *count, *overflow;
 };
 
@@ -103,7 +104,9 @@ __global__ void find_partners(find_args a, grid g)
                         const double dx = a.x[3 * j] - xi, dy = a.x[3 * j + 1] - yi,
                                      dz = a.x[3 * j + 2] - zi;
                         const int gj = (int)a.id[j];
-                        if (j != i && gj != gi && dx * dx + dy * dy + dz * dz < a.rlist2) {
+                        const bool in_group = a.group && a.group[gi] && a.group[gj];
+                        if (j != i && gj != gi && !in_group &&
+                            dx * dx + dy * dy + dz * dz < a.rlist2) {
                             const bool ex = excluded(a.excl, ex0, ex1, gj);
                             const int t = row + a.type[j];
                             hit =
@@ -216,6 +219,9 @@ int hmd_ff_pair_list_init(struct hmd_ff_pair_list *pl, const struct hmd_ff_model
     rc = rc ? rc : upload(&pl->c12, m->c12, nt, &pl->bytes);
     rc = rc ? rc : upload(&pl->excl_start, m->excl_start, n + 1, &pl->bytes);
     rc = rc ? rc : upload(&pl->excl, m->excl, (size_t)m->excl_start[n], &pl->bytes);
+    if (!rc && m->group) {
+        rc = upload(&pl->group, m->group, n, &pl->bytes);
+    }
     if (!rc) {
         rc = renew((void **)&pl->overflow, 0, sizeof(int), &pl->bytes);
     }
@@ -275,10 +281,10 @@ int hmd_ff_pair_list_build(struct hmd_ff_pair_list *pl, int nlocal, int nall, co
     HMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(pl->tmp, sort_bytes, pl->bin_of, pl->bin_sorted,
                                                    pl->order_in, pl->order, nall, 0, bits, stream));
     for (int attempt = 0; attempt < 2; attempt++) {
-        find_args a = {nlocal,         pl->ntypes, pl->cap,     rlist * rlist, d_x,
-                       pl->q,          pl->c6,     pl->c12,     d_id,          pl->type,
-                       pl->excl_start, pl->excl,   pl->order,   pl->bin_start, pl->bin_count,
-                       pl->entry,      pl->count,  pl->overflow};
+        find_args a = {nlocal,         pl->ntypes, pl->cap,   rlist * rlist, d_x,
+                       pl->q,          pl->c6,     pl->c12,   d_id,          pl->type,
+                       pl->excl_start, pl->excl,   pl->order, pl->bin_start, pl->bin_count,
+                       pl->group,      pl->entry,  pl->count, pl->overflow};
         HMD_CUDA_CHECK(cudaMemsetAsync(pl->overflow, 0, sizeof(int), stream));
         if (nlocal > 0) {
             find_partners<<<(unsigned)(((size_t)nlocal * 32 + 127) / 128), 128, 0, stream>>>(a, g);
@@ -303,10 +309,10 @@ int hmd_ff_pair_list_build(struct hmd_ff_pair_list *pl, int nlocal, int nall, co
 void hmd_ff_pair_list_free(struct hmd_ff_pair_list *pl)
 {
     for (void *p : {(void *)pl->charge, (void *)pl->c6, (void *)pl->c12, (void *)pl->gtype,
-                    (void *)pl->excl_start, (void *)pl->excl, (void *)pl->q, (void *)pl->type,
-                    (void *)pl->entry, (void *)pl->count, (void *)pl->overflow, (void *)pl->bin_of,
-                    (void *)pl->bin_sorted, (void *)pl->order_in, (void *)pl->order,
-                    (void *)pl->bin_count, (void *)pl->bin_start, pl->tmp}) {
+                    (void *)pl->group, (void *)pl->excl_start, (void *)pl->excl, (void *)pl->q,
+                    (void *)pl->type, (void *)pl->entry, (void *)pl->count, (void *)pl->overflow,
+                    (void *)pl->bin_of, (void *)pl->bin_sorted, (void *)pl->order_in,
+                    (void *)pl->order, (void *)pl->bin_count, (void *)pl->bin_start, pl->tmp}) {
         cudaFree(p);
     }
     *pl = hmd_ff_pair_list{};

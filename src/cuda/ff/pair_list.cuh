@@ -1,8 +1,9 @@
 /* The classical force field's nonbonded pair list, built on the GPU at neighbour-list steps
  * (the device twin of ff/ff_plan.c's full-mode pairs): for each of the nlocal centres, every
  * atom of the nall (home atoms and ghosts, the ghosts standing for the periodic images) within
- * rlist of it, except itself and its own images, and except pairs with nothing to compute
- * (uncharged and excluded, or uncharged without Lennard-Jones); excluded pairs are kept, coded
+ * rlist of it, except itself and its own images, pairs within the model's nnp-group (the Deep
+ * Potential's, hybrid ML/MM) and pairs with nothing to compute (uncharged and excluded, or
+ * uncharged without Lennard-Jones); excluded pairs are kept, coded
  * -(j + 1) (hmd_ff_pair_decode), for the reaction-field correction.
  *
  * How: a Cartesian cell grid (cells at least rlist wide) over the atoms' bounding box; the
@@ -30,6 +31,8 @@ struct hmd_ff_pair_list {
     int natoms, ntypes;
     double *charge, *c6, *c12;
     int *gtype, *excl_start, *excl;
+    unsigned char
+        *group; /* [natoms] hybrid ML/MM's nnp-group (pairs within it left out), or NULL */
     /* per local atom (filled at each build) */
     int cap_all;
     double *q; /* [cap_all] */
