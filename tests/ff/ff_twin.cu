@@ -1,7 +1,8 @@
 /* gpu.ff_twin: the classical force field's device provider (cuda/ff_classical.h) against the
  * CPU provider (ff/classical.h) on fresh random systems: random topologies (chains of 4 to 7
  * atoms with every interaction kind, random parameters and charges, exclusions from nrexcl 3,
- * ions) in random triclinic cells, under every Coulomb and Lennard-Jones setting, on one rank,
+ * ions) in random triclinic cells, under every Coulomb and Lennard-Jones setting (one with an
+ * nnp-group, hybrid ML/MM's: the group's own terms left out), on one rank,
  * on 2 x 2 x 1 subdomains and in the replicated scheme (emulated: tests/unit/ff_test_util.h).
  * Energies, every term, the virial, the forces (ghost forces summed onto their owners by id)
  * and per-atom energies within 1e-12 relative. Then determinism: a second compute and a replay
@@ -578,18 +579,27 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         hmd_ff_settings s;
+        bool group; /* hybrid ML/MM: the first third of the atoms as the nnp-group */
     } cases[] = {
         {"reaction field (infinity), force-switch",
          {HMD_FF_COULOMB_REACTION_FIELD, true, 9.0, 1.0, 0.0, HMD_FF_VDW_FORCE_SWITCH, 9.0, 7.5,
-          nullptr}},
+          nullptr},
+         false},
+        {"reaction field (infinity), force-switch, nnp-group",
+         {HMD_FF_COULOMB_REACTION_FIELD, true, 9.0, 1.0, 0.0, HMD_FF_VDW_FORCE_SWITCH, 9.0, 7.5,
+          nullptr},
+         true},
         {"reaction field 78, potential-switch",
          {HMD_FF_COULOMB_REACTION_FIELD, true, 9.0, 1.0, 78.0, HMD_FF_VDW_POTENTIAL_SWITCH, 9.0,
-          7.0, nullptr}},
+          7.0, nullptr},
+         false},
         {"cut-off, potential-shift, epsilon-r 2",
          {HMD_FF_COULOMB_CUTOFF, true, 8.0, 2.0, 0.0, HMD_FF_VDW_POTENTIAL_SHIFT, 9.0, 0.0,
-          nullptr}},
+          nullptr},
+         false},
         {"cut-off, no modifiers",
-         {HMD_FF_COULOMB_CUTOFF, false, 9.0, 1.0, 0.0, HMD_FF_VDW_NONE, 8.5, 0.0, nullptr}},
+         {HMD_FF_COULOMB_CUTOFF, false, 9.0, 1.0, 0.0, HMD_FF_VDW_NONE, 8.5, 0.0, nullptr},
+         false},
     };
     for (const auto &k : cases) {
         test_system s;
@@ -597,8 +607,14 @@ int main(int argc, char **argv)
         printf("%s: %d atoms, %d interactions\n", k.name, s.top.natoms, s.top.ninter);
         hmd_force_provider cpu, gpu;
         const double rlist = fmax(k.s.rcoulomb, k.s.rvdw) + 1.0;
-        if (hmd_ff_classical_create(&cpu, &s.top, &k.s) ||
-            hmd_ff_classical_create_cuda(&gpu, &s.top, &k.s, rlist)) {
+        hmd_ff_settings set = k.s;
+        std::vector<unsigned char> group((size_t)s.top.natoms, 0);
+        if (k.group) {
+            std::fill(group.begin(), group.begin() + s.top.natoms / 3, (unsigned char)1);
+            set.nnp_group = group.data();
+        }
+        if (hmd_ff_classical_create(&cpu, &s.top, &set) ||
+            hmd_ff_classical_create_cuda(&gpu, &s.top, &set, rlist)) {
             printf("FAIL: create: %s\n", hmd_error_msg());
             return 1;
         }
