@@ -129,9 +129,10 @@ static int add_local(struct hmd_ff_local **list, int *n, int *cap, const struct 
     return rc;
 }
 
-/* The bonded interactions of the rank's centres and the shares of its home atoms. */
+/* The bonded interactions of the rank's centres and, when `shares`, the shares of its home
+ * atoms. */
 static int bonded(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, const double *x,
-                  const int64_t *id, double rlist)
+                  const int64_t *id, double rlist, bool shares)
 {
     const double rlist2 = rlist * rlist;
     struct hmd_ff_local loc;
@@ -154,7 +155,7 @@ static int bonded(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, const 
             }
         }
     }
-    for (int i = 0; i < plan->ncount; i++) {
+    for (int i = 0; shares && i < plan->ncount; i++) {
         const int g = (int)id[i];
         for (int k = m->member_start[g]; k < m->member_start[g + 1]; k++) {
             int rc = resolve(plan, m, x, id, m->member[k], i, rlist2, &loc, &far);
@@ -271,10 +272,11 @@ static int slot_tables(struct hmd_ff_plan *plan, const struct hmd_ff_model *m)
 }
 
 /* hmd_ff_plan_build, or without pairs when nl is NULL (the bonded interactions resolved within
- * rlist). */
+ * rlist); the energy shares when `shares`. */
 static int build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bool full, int nlocal,
                  int nall, int ncount, const double *x, const int64_t *id,
-                 const struct hmd_box *box, const struct hmd_nbr_list *nl, double rlist)
+                 const struct hmd_box *box, const struct hmd_nbr_list *nl, double rlist,
+                 bool shares)
 {
     if (rlist < m->cutoff) {
         return hmd_error_set(HMD_ECONFIG,
@@ -356,7 +358,7 @@ static int build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bool fu
         memset(plan->shadow_start, 0, sizeof *plan->shadow_start * ((size_t)nlocal + 1));
     }
     if (!rc) {
-        rc = bonded(plan, m, x, id, rlist);
+        rc = bonded(plan, m, x, id, rlist, shares);
     }
     if (!rc && full) {
         rc = slot_tables(plan, m);
@@ -375,18 +377,18 @@ int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bo
         return hmd_error_set(HMD_ESOFTWARE, "classical force field: prepare needs the atoms' "
                                             "global ids and the full list of the home atoms");
     }
-    return build(plan, m, full, nlocal, nall, ncount, x, id, box, nl, nl->rlist);
+    return build(plan, m, full, nlocal, nall, ncount, x, id, box, nl, nl->rlist, true);
 }
 
 int hmd_ff_plan_build_bonded(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, int nlocal,
                              int nall, int ncount, const double *x, const int64_t *id,
-                             const struct hmd_box *box, double rlist)
+                             const struct hmd_box *box, double rlist, bool shares)
 {
     if (!id) {
         return hmd_error_set(HMD_ESOFTWARE, "classical force field: prepare needs the atoms' "
                                             "global ids");
     }
-    return build(plan, m, true, nlocal, nall, ncount, x, id, box, NULL, rlist);
+    return build(plan, m, true, nlocal, nall, ncount, x, id, box, NULL, rlist, shares);
 }
 
 void hmd_ff_plan_free(struct hmd_ff_plan *plan)

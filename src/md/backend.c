@@ -73,7 +73,7 @@ static int setup_cuda_hybrid(struct hmd_forces *fs, const struct hmd_backend_req
                                    req->group_type0);
     rc = rc ? rc : hmd_forces_add_provider(fs, dp);
     const double cutoff = fmax(fmax(req->ff->rcoulomb, req->ff->rvdw), req->model->rcut);
-    rc = rc ? rc : hmd_ff_classical_create_cuda(&mm, req->top, req->ff, cutoff + fs->skin);
+    rc = rc ? rc : hmd_ff_classical_create_cuda(&mm, req->top, req->ff, cutoff + fs->skin, true);
     rc = rc ? rc : hmd_cuda_offload_create(&mm_host, mm);
     return rc ? rc : hmd_forces_add_provider(fs, mm_host);
 }
@@ -98,7 +98,9 @@ static int setup_cuda(struct hmd_forces *fs, const struct hmd_backend_request *r
     if (!rc && req->top) {
         /* its pair lists cover the run's list cut-off, the longest provider cut-off + buffer */
         struct hmd_force_provider mm = {0};
-        rc = hmd_ff_classical_create_cuda(&mm, req->top, req->ff, cutoff + fs->skin);
+        /* per-atom energies only from the host adapter (a resident step asks for none) */
+        const bool offloaded = !req->resident || fs->replicated;
+        rc = hmd_ff_classical_create_cuda(&mm, req->top, req->ff, cutoff + fs->skin, offloaded);
         rc = rc ? rc : add_device_provider(fs, req, mm);
     }
     return rc;

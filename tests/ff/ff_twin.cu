@@ -614,7 +614,7 @@ int main(int argc, char **argv)
             set.nnp_group = group.data();
         }
         if (hmd_ff_classical_create(&cpu, &s.top, &set) ||
-            hmd_ff_classical_create_cuda(&gpu, &s.top, &set, rlist)) {
+            hmd_ff_classical_create_cuda(&gpu, &s.top, &set, rlist, true)) {
             printf("FAIL: create: %s\n", hmd_error_msg());
             return 1;
         }

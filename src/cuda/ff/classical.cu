@@ -322,6 +322,7 @@ struct ffc {
     hmd_ff_plan plan{};
     hmd_ff_pair_list pl{};
     double rlist = 0;
+    bool atom_energies = false; /* per-atom energies may be asked for: the plan has the shares */
     int nlocal = 0, nall = 0, ncount = 0, nterm = 0, nshare = 0;
     /* changes when an array compute reads moves or a launch's size changes (a recorded graph
      * is then stale: hmd_force_provider_ops.generation); a list step that keeps both keeps it */
@@ -442,7 +443,7 @@ int prepare(void *self, const hmd_force_io *io)
     int rc = host_atoms(c, io, &hx, &hid);
     if (!rc) {
         rc = hmd_ff_plan_build_bonded(&c.plan, &c.m, io->nlocal, io->nall, io->ncount, hx, hid,
-                                      io->box, c.rlist);
+                                      io->box, c.rlist, c.atom_energies);
     }
     bool moved = false;
     if (!rc) {
@@ -480,6 +481,10 @@ int compute(void *self, const hmd_force_io *io)
     }
     if (io->atom_virial) {
         return hmd_error_set(HMD_ENOTSUP, "classical force field on the GPU: no per-atom virials");
+    }
+    if (io->atom_energy && !c.atom_energies) {
+        return hmd_error_set(HMD_ESOFTWARE, "classical force field on the GPU: per-atom energies "
+                                            "asked of a provider made without them");
     }
     cudaStream_t s = static_cast<cudaStream_t>(io->stream);
     if (c.nlocal > 0) {
@@ -560,7 +565,8 @@ const hmd_force_provider_ops ops = {
 
 extern "C" int hmd_ff_classical_create_cuda(struct hmd_force_provider *p,
                                             const struct hmd_topology *top,
-                                            const struct hmd_ff_settings *s, double rlist)
+                                            const struct hmd_ff_settings *s, double rlist,
+                                            bool atom_energies)
 {
     p->ops = nullptr;
     p->self = nullptr;
@@ -576,6 +582,7 @@ extern "C" int hmd_ff_classical_create_cuda(struct hmd_force_provider *p,
                            rlist, c->m.cutoff);
     }
     c->rlist = rlist;
+    c->atom_energies = atom_energies;
     if (!rc) {
         rc = hmd_ff_pair_list_init(&c->pl, &c->m);
     }

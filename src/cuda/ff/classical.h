@@ -43,11 +43,13 @@ extern "C" {
  * (an nnp-group too: its pairs, self terms and inner interactions left out, as on the CPU);
  * its pair lists cover rlist (Å, >= the cut-off: the neighbour-list cut-off of the run, the
  * cut-off plus the Verlet buffer), and stay valid while no atom moves more than half of
- * rlist - cut-off. Uploads the model to the current device. Returns HMD_OK, HMD_ECONFIG
+ * rlist - cut-off. `atom_energies`: computes may ask for per-atom energies (io->atom_energy;
+ * list steps then also resolve each home atom's energy shares, which a resident step, that
+ * never asks, does without). Uploads the model to the current device. Returns HMD_OK, HMD_ECONFIG
  * (settings, rlist), HMD_ENOMEM, HMD_ESOFTWARE (a CUDA error, the call named); *p is zeroed on
  * failure. Free with hmd_force_provider_destroy. */
 int hmd_ff_classical_create_cuda(struct hmd_force_provider *p, const struct hmd_topology *top,
-                                 const struct hmd_ff_settings *s, double rlist);
+                                 const struct hmd_ff_settings *s, double rlist, bool atom_energies);
 
 #ifdef __cplusplus
 }
@@ -55,9 +57,10 @@ int hmd_ff_classical_create_cuda(struct hmd_force_provider *p, const struct hmd_
 #else
 static inline int hmd_ff_classical_create_cuda(struct hmd_force_provider *p,
                                                const struct hmd_topology *top,
-                                               const struct hmd_ff_settings *s, double rlist)
+                                               const struct hmd_ff_settings *s, double rlist,
+                                               bool atom_energies)
 {
-    (void)top, (void)s, (void)rlist;
+    (void)top, (void)s, (void)rlist, (void)atom_energies;
     p->ops = NULL;
     p->self = NULL;
     return hmd_error_set(HMD_ENOTSUP, "the classical force field on the GPU needs a build with "
