@@ -4,14 +4,16 @@
  * exclusion table by global id, fixed order); the bonded interactions and their tables (each
  * atom's force slots, each home atom's energy shares) from the host's copy of the atoms
  * (ff/ff_plan.c, hmd_ff_plan_build_bonded), uploaded. compute, all on the caller's stream:
- *   pairs   one warp per centre, its lanes over the partners (lane l takes l, l + 32, ...),
- *           the lanes' sums added in a fixed tree: the force on f[i]; half of each pair's
- *           energy and virial (counted centres), the self term; per-atom energies
- *   terms   one thread per bonded interaction: forces into its slots, energies, virial
- *   gather  one thread per atom: its slots summed in a fixed order onto f[k]
+ *   forces  (one launch) pairs: one warp per centre, its lanes over the partners (lane l
+ *           takes l, l + 32, ...), the lanes' sums added in a fixed tree: the force on f[i];
+ *           half of each pair's energy and virial (counted centres), the self term; per-atom
+ *           energies. terms: one thread per bonded interaction: forces into its slots,
+ *           energies, virial
  *   shares  one thread per home atom (when per-atom energies are asked for)
- *   reduce  RED_BLOCKS blocks over the centres and terms, then one block over their parts,
- *           each in a fixed tree: energies by term and the virial, added to ev and terms
+ *   sums    (one launch) gather: one thread per atom, its slots summed in a fixed order onto
+ *           f[k]; the reduction's first stage: RED_BLOCKS blocks over the centres and terms
+ *   reduce  one block over the first stage's parts: energies by term and the virial, added to
+ *           ev and terms (fixed trees throughout)
  */
 #include <float.h>
 #include <math.h>
@@ -39,7 +41,7 @@ namespace
 {
 
 constexpr int THREADS = 128;
-constexpr int REDUCE_THREADS = 256;
+constexpr int REDUCE_THREADS = THREADS; /* the first stage shares sums_kernel's blocks */
 constexpr int RED_BLOCKS = 64;          /* first stage of the energy and virial reduction */
 constexpr int NRED = HMD_FF_NTERMS + 9; /* energies by term, then the virial */
 
@@ -109,10 +111,11 @@ __device__ double warp_tree(double v)
     return v; /* lane 0's is the sum */
 }
 
-__global__ void pairs_kernel(pair_args a, hmd_ff_nb nb)
+/* Block `block` of the pairs: its warps' centres. */
+__device__ void pairs_block(const pair_args &a, const hmd_ff_nb &nb, int block)
 {
     const int lane = threadIdx.x % 32;
-    const int i = (int)(((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32);
+    const int i = (int)(((size_t)block * blockDim.x + threadIdx.x) / 32);
     if (i >= a.nlocal) {
         return; /* a whole warp */
     }
@@ -160,9 +163,10 @@ struct term_args {
     double *tf, *te, *tv; /* [nterm][4][3], [nterm][2], [nterm][9] */
 };
 
-__global__ void terms_kernel(term_args a)
+/* Block `block` of the bonded interactions, a thread each. */
+__device__ void terms_block(const term_args &a, int block)
 {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    const int t = block * blockDim.x + threadIdx.x;
     if (t >= a.nterm) {
         return;
     }
@@ -186,13 +190,23 @@ __global__ void terms_kernel(term_args a)
     }
 }
 
-__global__ void gather_kernel(int nall, const int *start, const int *slot, const double *tf,
-                              double *f)
+struct gather_args {
+    int nall;
+    const int *start, *slot;
+    const double *tf;
+    double *f;
+};
+
+/* Block `block` of the atoms: each atom's slots summed in order onto f. */
+__device__ void gather_block(const gather_args &g, int block)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nall) {
+    const int i = block * blockDim.x + threadIdx.x;
+    if (i >= g.nall) {
         return;
     }
+    const int *start = g.start, *slot = g.slot;
+    const double *tf = g.tf;
+    double *f = g.f;
     double s[3] = {0, 0, 0};
     for (int e = start[i]; e < start[i + 1]; e++) {
         for (int c = 0; c < 3; c++) {
@@ -251,8 +265,9 @@ template <int N> __device__ void block_tree(double (*part)[N], int tid)
     }
 }
 
-/* First stage: block b's share of the centres and terms (strided by the grid) into parts[b]. */
-__global__ void reduce_parts(reduce_args a)
+/* First stage: block b's share of the centres and terms (strided by RED_BLOCKS blocks) into
+ * parts[b]. */
+__device__ void parts_block(const reduce_args &a, int b)
 {
     __shared__ double part[NRED][REDUCE_THREADS];
     const int tid = threadIdx.x, stride = RED_BLOCKS * REDUCE_THREADS;
@@ -260,7 +275,7 @@ __global__ void reduce_parts(reduce_args a)
     for (int q = 0; q < NRED; q++) {
         acc[q] = 0;
     }
-    for (int i = blockIdx.x * REDUCE_THREADS + tid; i < a.nlocal; i += stride) {
+    for (int i = b * REDUCE_THREADS + tid; i < a.nlocal; i += stride) {
         const double *c = a.centre + 8 * i;
         acc[HMD_FF_TERM_COUL_SR] += c[0];
         acc[HMD_FF_TERM_LJ_SR] += c[1];
@@ -268,7 +283,7 @@ __global__ void reduce_parts(reduce_args a)
             acc[HMD_FF_NTERMS + q] += c[2 + hmd_ff_sym6(q)];
         }
     }
-    for (int t = blockIdx.x * REDUCE_THREADS + tid; t < a.nterm; t += stride) {
+    for (int t = b * REDUCE_THREADS + tid; t < a.nterm; t += stride) {
         const int kind = a.inter[a.term[t].inter].kind;
         acc[hmd_ff_term_of_kind(kind)] += a.te[2 * t];
         if (kind == HMD_FF_KIND_PAIR) {
@@ -283,7 +298,28 @@ __global__ void reduce_parts(reduce_args a)
     }
     block_tree<REDUCE_THREADS>(part, tid);
     if (tid < NRED) {
-        a.parts[NRED * blockIdx.x + tid] = part[tid][0];
+        a.parts[NRED * b + tid] = part[tid][0];
+    }
+}
+
+/* The pairs (blocks below npair_blocks) and the bonded interactions (the rest), in one launch. */
+__global__ void forces_kernel(pair_args pa, term_args ta, hmd_ff_nb nb, int npair_blocks)
+{
+    if ((int)blockIdx.x < npair_blocks) {
+        pairs_block(pa, nb, blockIdx.x);
+    } else {
+        terms_block(ta, blockIdx.x - npair_blocks);
+    }
+}
+
+/* After forces_kernel: the slots gathered (blocks below ngather_blocks) and the first stage of
+ * the energy and virial reduction (the RED_BLOCKS others), in one launch. */
+__global__ void sums_kernel(gather_args ga, reduce_args ra, int ngather_blocks)
+{
+    if ((int)blockIdx.x < ngather_blocks) {
+        gather_block(ga, blockIdx.x);
+    } else {
+        parts_block(ra, blockIdx.x - ngather_blocks);
     }
 }
 
@@ -487,31 +523,29 @@ int compute(void *self, const hmd_force_io *io)
                                             "asked of a provider made without them");
     }
     cudaStream_t s = static_cast<cudaStream_t>(io->stream);
-    if (c.nlocal > 0) {
-        pair_args a = {c.nlocal,       c.ncount, c.m.ntypes, c.pl.cap,  io->x,
-                       c.pl.q,         c.pl.c6,  c.pl.c12,   c.pl.type, c.pl.entry,
-                       c.pl.count,     io->id,   c.pl.group, io->f,     ptr<double>(c.centre),
-                       io->atom_energy};
-        const unsigned nb = (unsigned)(((size_t)c.nlocal * 32 + THREADS - 1) / THREADS);
-        pairs_kernel<<<nb, THREADS, 0, s>>>(a, c.m.nb);
-    }
-    if (c.nterm > 0) {
-        term_args a = {c.nterm,
-                       io->x,
-                       ptr<hmd_top_interaction>(c.inter),
-                       ptr<hmd_ff_local>(c.term),
-                       ptr<double>(c.tf),
-                       ptr<double>(c.te),
-                       ptr<double>(c.tv)};
-        terms_kernel<<<blocks(c.nterm), THREADS, 0, s>>>(a);
-        gather_kernel<<<blocks(c.nall), THREADS, 0, s>>>(
-            c.nall, ptr<int>(c.dgstart), ptr<int>(c.dgslot), ptr<double>(c.tf), io->f);
+    const pair_args pa = {c.nlocal,       c.ncount, c.m.ntypes, c.pl.cap,  io->x,
+                          c.pl.q,         c.pl.c6,  c.pl.c12,   c.pl.type, c.pl.entry,
+                          c.pl.count,     io->id,   c.pl.group, io->f,     ptr<double>(c.centre),
+                          io->atom_energy};
+    const term_args ta = {c.nterm,
+                          io->x,
+                          ptr<hmd_top_interaction>(c.inter),
+                          ptr<hmd_ff_local>(c.term),
+                          ptr<double>(c.tf),
+                          ptr<double>(c.te),
+                          ptr<double>(c.tv)};
+    const int npair_blocks = (int)(((size_t)c.nlocal * 32 + THREADS - 1) / THREADS);
+    const int nterm_blocks = (c.nterm + THREADS - 1) / THREADS;
+    if (npair_blocks + nterm_blocks > 0) {
+        forces_kernel<<<npair_blocks + nterm_blocks, THREADS, 0, s>>>(pa, ta, c.m.nb, npair_blocks);
     }
     if (io->atom_energy && c.ncount > 0 && c.nshare > 0) {
         shares_kernel<<<blocks(c.ncount), THREADS, 0, s>>>(
             c.ncount, ptr<int>(c.share_start), ptr<hmd_ff_local>(c.share),
             ptr<hmd_top_interaction>(c.inter), io->x, io->atom_energy);
     }
+    const gather_args ga = {c.nall, ptr<int>(c.dgstart), ptr<int>(c.dgslot), ptr<double>(c.tf),
+                            io->f};
     reduce_args r;
     r.nlocal = c.nlocal;
     r.nterm = c.nterm;
@@ -524,7 +558,8 @@ int compute(void *self, const hmd_force_io *io)
     r.ev = io->ev;
     r.terms = io->terms;
     memcpy(r.slot, c.m.slot, sizeof r.slot);
-    reduce_parts<<<RED_BLOCKS, REDUCE_THREADS, 0, s>>>(r);
+    const int ngather_blocks = c.nterm > 0 ? blocks(c.nall) : 0; /* no slots without terms */
+    sums_kernel<<<ngather_blocks + RED_BLOCKS, THREADS, 0, s>>>(ga, r, ngather_blocks);
     reduce_final<<<1, RED_BLOCKS, 0, s>>>(r);
     return check(cudaGetLastError(), "a kernel launch");
 }
