@@ -120,12 +120,56 @@ static int unreachable(const struct hmd_ff_model *m, int t, double far, double r
                          hmd_top_kind_name(in->kind), atoms, far, rlist);
 }
 
-static int add_local(struct hmd_ff_local **list, int *n, int *cap, const struct hmd_ff_local *t)
+/* Resolves, for each centre i < n (global atom g = id[i]), the interactions
+ * list[start[g] .. start[g + 1]) with its atoms nearest to i, into *out in centre order (*nout
+ * of them, growing *cap), in parallel (the result does not depend on the threads). Shares
+ * (`share`: target i, flags 0) must all resolve; terms (target -1, counted below ncount) that
+ * cannot are dropped for a replicated halo centre (i >= ncount), an error otherwise (the first
+ * in order). */
+static int resolve_all(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, const double *x,
+                       const int64_t *id, double rlist, int n, const int *start, const int *list,
+                       bool share, struct hmd_ff_local **out, int *nout, int *cap)
 {
-    int rc = reserve_int((void **)list, *n + 1, cap, sizeof *t);
-    if (!rc) {
-        (*list)[(*n)++] = *t;
+    int *at = malloc(sizeof *at * ((size_t)n + 1));
+    if (!at) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory for the classical force field's lists");
     }
+    at[0] = 0;
+    for (int i = 0; i < n; i++) {
+        at[i + 1] = at[i] + start[id[i] + 1] - start[id[i]];
+    }
+    int rc = reserve_int((void **)out, at[n] + 1, cap, sizeof **out);
+    if (rc) {
+        free(at);
+        return rc;
+    }
+    const double rlist2 = rlist * rlist;
+    struct hmd_ff_local *o = *out;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (int i = 0; i < n; i++) {
+        const int g = (int)id[i];
+        for (int k = start[g]; k < start[g + 1]; k++) {
+            struct hmd_ff_local *loc = o + at[i] + (k - start[g]);
+            double far;
+            const int bad = resolve(plan, m, x, id, list[k], i, rlist2, loc, &far);
+            loc->flags = bad ? -1 : share || i >= plan->ncount ? 0 : HMD_FF_COUNTED;
+            loc->target = bad || share ? i : -1; /* a failure keeps its centre for the message */
+        }
+    }
+    int kept = 0;
+    for (int e = 0; e < at[n] && !rc; e++) {
+        const struct hmd_ff_local loc = o[e];
+        if (loc.flags >= 0) {
+            o[kept++] = loc;
+        } else if (share || loc.target < plan->ncount) {
+            struct hmd_ff_local again;
+            double far;
+            resolve(plan, m, x, id, loc.inter, loc.target, rlist2, &again, &far);
+            rc = unreachable(m, loc.inter, far, rlist);
+        } /* else a replicated halo centre's interaction reaching out of the halo */
+    }
+    *nout = kept;
+    free(at);
     return rc;
 }
 
@@ -134,42 +178,14 @@ static int add_local(struct hmd_ff_local **list, int *n, int *cap, const struct 
 static int bonded(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, const double *x,
                   const int64_t *id, double rlist, bool shares)
 {
-    const double rlist2 = rlist * rlist;
-    struct hmd_ff_local loc;
-    double far;
     plan->nterm = plan->nshare = 0;
-    for (int i = 0; i < plan->nlocal; i++) {
-        const int g = (int)id[i];
-        for (int k = m->own_start[g]; k < m->own_start[g + 1]; k++) {
-            int rc = resolve(plan, m, x, id, m->own[k], i, rlist2, &loc, &far);
-            if (rc == 1) {
-                if (i < plan->ncount) {
-                    return unreachable(m, m->own[k], far, rlist);
-                }
-                continue; /* a replicated halo centre's interaction reaching out of the halo */
-            }
-            loc.flags = i < plan->ncount ? HMD_FF_COUNTED : 0;
-            loc.target = -1;
-            if ((rc = add_local(&plan->term, &plan->nterm, &plan->cap_term, &loc))) {
-                return rc;
-            }
-        }
+    int rc = resolve_all(plan, m, x, id, rlist, plan->nlocal, m->own_start, m->own, false,
+                         &plan->term, &plan->nterm, &plan->cap_term);
+    if (!rc && shares) {
+        rc = resolve_all(plan, m, x, id, rlist, plan->ncount, m->member_start, m->member, true,
+                         &plan->share, &plan->nshare, &plan->cap_share);
     }
-    for (int i = 0; shares && i < plan->ncount; i++) {
-        const int g = (int)id[i];
-        for (int k = m->member_start[g]; k < m->member_start[g + 1]; k++) {
-            int rc = resolve(plan, m, x, id, m->member[k], i, rlist2, &loc, &far);
-            if (rc == 1) {
-                return unreachable(m, m->member[k], far, rlist);
-            }
-            loc.flags = 0;
-            loc.target = i;
-            if ((rc = add_local(&plan->share, &plan->nshare, &plan->cap_share, &loc))) {
-                return rc;
-            }
-        }
-    }
-    return HMD_OK;
+    return rc;
 }
 
 static int push(int **list, size_t *n, size_t *cap, int value)
