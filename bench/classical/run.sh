@@ -7,11 +7,15 @@
 # From the repository root, on the GPU node (no network needed):
 #   bash bench/classical/run.sh                 # every case
 #   CASES="water_1536 protein" bash bench/classical/run.sh
-# Env: HALOMD (build-gpu/halomd, else build/halomd), GMX (gmx; absent: recorded and skipped),
+# Env: HALOMD (build-gpu/halomd, else build/halomd), GMX (gmx; absent: recorded and skipped;
+#      when .gpudeps/gmx.tar.xz is there (bench/classical/fetch_gromacs.sh) and GMX is unset,
+#      it is unpacked into .gpudeps/gmx/ and its gmx used through a wrapper that sets GMXLIB
+#      and LD_LIBRARY_PATH for gmx alone),
 #      NSTEPS (halomd steps, 5000), GMX_NSTEPS (2000), GMX_NT (OpenMP threads of gmx mdrun,
 #      all the node's cores), BACKEND (cuda), OUT (a scratch folder, kept), PY (python3),
-#      CASES (water_1536 water_12288 water_24576 water_41472 water_98304 protein).
-# Writes bench/results/classical_<date>_<commit>.json: date, commit, hardware (GPU, CPU, cores),
+#      CASES (water_1536 water_12288 water_24576 water_41472 water_98304 protein),
+#      MDP_EXTRA (lines added to halomd's mdp, e.g. "nstlist = 10"), RESULT (the JSON's path).
+# Writes bench/results/classical_<date>_<commit>.json (or RESULT): date, commit, hardware (GPU, CPU, cores),
 # and per case the command lines, whole-step time (us/step), ns/day and atom-steps/s of each
 # program, and step 0's potential energy of both (a check that they ran the same system).
 #
@@ -30,6 +34,16 @@ ROOT=$PWD
 PY=${PY:-python3}
 NSTEPS=${NSTEPS:-5000}
 GMX_NSTEPS=${GMX_NSTEPS:-2000}
+if [ -z "${GMX:-}" ] && [ -f .gpudeps/gmx.tar.xz ]; then
+  # Debian's GROMACS brought along (bench/classical/fetch_gromacs.sh)
+  mkdir -p .gpudeps/gmx
+  [ -x .gpudeps/gmx/bin/gmx ] || tar -C .gpudeps/gmx -xJf .gpudeps/gmx.tar.xz
+  G=$ROOT/.gpudeps/gmx
+  printf '#!/bin/bash\nGMXLIB=%s/top LD_LIBRARY_PATH=%s/lib:${LD_LIBRARY_PATH:-} exec %s/bin/gmx "$@"\n' \
+    "$G" "$G" "$G" > "$G/gmx.sh"
+  chmod +x "$G/gmx.sh"
+  GMX=$G/gmx.sh
+fi
 GMX=${GMX:-gmx}
 GMX_NT=${GMX_NT:-$(nproc)}
 BACKEND=${BACKEND:-cuda}
@@ -62,6 +76,7 @@ gen-vel          = no
 nstenergy        = 1000
 nstlog           = 1000
 nstxout          = 0
+${MDP_EXTRA:-}
 MDP
 cat > "$OUT/gmx.mdp" <<MDP
 ; halomd-ref model (bench/classical/run.sh)
@@ -174,7 +189,7 @@ for c in $CASES; do
   rows+=("$c|$conf|$hrc|${hcmd[*]}|$grc|$gcmd")
 done
 
-RESULT=bench/results/classical_$(date -u +%Y-%m-%d)_${COMMIT}.json
+RESULT=${RESULT:-bench/results/classical_$(date -u +%Y-%m-%d)_${COMMIT}.json}
 $PY - "$RESULT" "$OUT" "$DATE" "$COMMIT" "$NSTEPS" "$GMX_NSTEPS" "$GMX_NT" "$GMX_OK" \
   "$GMX_WHY" "$GMX_VERSION" "${rows[@]}" <<'EOF'
 import json, os, re, subprocess, sys

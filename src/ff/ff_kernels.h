@@ -334,48 +334,59 @@ struct hmd_ff_centre_sum {
     double f[3], vc, vlj, w[6];
 };
 
-/* Centre i's partners pair[start..end) (local indices, hmd_ff_pair_decode), atoms at x [][3]
- * with charges q and Lennard-Jones types `type` (c6, c12 by type pair, ntypes a side). */
+/* Adds what list entry `code` (a partner j, hmd_ff_pair_decode) gives centre i at xi with
+ * charge qi and type row `row` (its type times ntypes) to s: the force on i, the pair's whole
+ * energies and virial. Atoms at x [][3] with charges q and Lennard-Jones types `type` (c6, c12
+ * by type pair, ntypes a side). */
+HMD_HD static inline void hmd_ff_centre_entry(const struct hmd_ff_nb *nb, const double *x,
+                                              const double *q, const int *type, const double *c6,
+                                              const double *c12, int code, const double *xi,
+                                              double qi, int row, struct hmd_ff_centre_sum *s)
+{
+    int excluded;
+    const int j = hmd_ff_pair_decode(code, &excluded);
+    double d[3];
+    hmd_ff_sub3(xi, x + 3 * j, d);
+    const double r2 = hmd_ff_dot3(d, d);
+    if (r2 >= nb->rc2) {
+        return;
+    }
+    const int t = row + type[j];
+    const double fscal = excluded ? hmd_ff_excluded(nb, r2, qi * q[j], &s->vc)
+                                  : hmd_ff_pair(nb, r2, qi * q[j], c6[t], c12[t], &s->vc, &s->vlj);
+    for (int c = 0; c < 3; c++) {
+        s->f[c] += fscal * d[c];
+    }
+    s->w[0] += fscal * d[0] * d[0];
+    s->w[1] += fscal * d[1] * d[1];
+    s->w[2] += fscal * d[2] * d[2];
+    s->w[3] += fscal * d[0] * d[1];
+    s->w[4] += fscal * d[0] * d[2];
+    s->w[5] += fscal * d[1] * d[2];
+}
+
+HMD_HD static inline void hmd_ff_centre_zero(struct hmd_ff_centre_sum *s)
+{
+    s->f[0] = s->f[1] = s->f[2] = 0.0;
+    s->vc = s->vlj = 0.0;
+    for (int c = 0; c < 6; c++) {
+        s->w[c] = 0.0;
+    }
+}
+
+/* Centre i's partners pair[start..end) (hmd_ff_centre_entry's arguments), summed in list order
+ * into *s (set, not added to). */
 HMD_HD static inline void hmd_ff_centre_pairs(const struct hmd_ff_nb *nb, const double *x,
                                               const double *q, const int *type, int ntypes,
                                               const double *c6, const double *c12, const int *pair,
                                               int start, int end, int i,
                                               struct hmd_ff_centre_sum *s)
 {
-    const double *xi = x + 3 * i;
-    const double qi = q[i];
+    hmd_ff_centre_zero(s);
     const int row = type[i] * ntypes;
-    double fi[3] = {0, 0, 0}, vc = 0, vlj = 0, w[6] = {0, 0, 0, 0, 0, 0};
     for (int e = start; e < end; e++) {
-        int excluded;
-        const int j = hmd_ff_pair_decode(pair[e], &excluded);
-        double d[3];
-        hmd_ff_sub3(xi, x + 3 * j, d);
-        const double r2 = hmd_ff_dot3(d, d);
-        if (r2 >= nb->rc2) {
-            continue;
-        }
-        const int t = row + type[j];
-        const double fscal = excluded ? hmd_ff_excluded(nb, r2, qi * q[j], &vc)
-                                      : hmd_ff_pair(nb, r2, qi * q[j], c6[t], c12[t], &vc, &vlj);
-        for (int c = 0; c < 3; c++) {
-            fi[c] += fscal * d[c];
-        }
-        w[0] += fscal * d[0] * d[0];
-        w[1] += fscal * d[1] * d[1];
-        w[2] += fscal * d[2] * d[2];
-        w[3] += fscal * d[0] * d[1];
-        w[4] += fscal * d[0] * d[2];
-        w[5] += fscal * d[1] * d[2];
+        hmd_ff_centre_entry(nb, x, q, type, c6, c12, pair[e], x + 3 * i, q[i], row, s);
     }
-    for (int c = 0; c < 3; c++) {
-        s->f[c] = fi[c];
-    }
-    for (int c = 0; c < 6; c++) {
-        s->w[c] = w[c];
-    }
-    s->vc = vc;
-    s->vlj = vlj;
 }
 
 /* The 3 x 3 index of the symmetric virial's six components (xx yy zz xy xz yz). */

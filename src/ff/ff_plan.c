@@ -120,55 +120,72 @@ static int unreachable(const struct hmd_ff_model *m, int t, double far, double r
                          hmd_top_kind_name(in->kind), atoms, far, rlist);
 }
 
-static int add_local(struct hmd_ff_local **list, int *n, int *cap, const struct hmd_ff_local *t)
+/* Resolves, for each centre i < n (global atom g = id[i]), the interactions
+ * list[start[g] .. start[g + 1]) with its atoms nearest to i, into *out in centre order (*nout
+ * of them, growing *cap), in parallel (the result does not depend on the threads). Shares
+ * (`share`: target i, flags 0) must all resolve; terms (target -1, counted below ncount) that
+ * cannot are dropped for a replicated halo centre (i >= ncount), an error otherwise (the first
+ * in order). */
+static int resolve_all(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, const double *x,
+                       const int64_t *id, double rlist, int n, const int *start, const int *list,
+                       bool share, struct hmd_ff_local **out, int *nout, int *cap)
 {
-    int rc = reserve_int((void **)list, *n + 1, cap, sizeof *t);
-    if (!rc) {
-        (*list)[(*n)++] = *t;
+    int *at = malloc(sizeof *at * ((size_t)n + 1));
+    if (!at) {
+        return hmd_error_set(HMD_ENOMEM, "out of memory for the classical force field's lists");
     }
+    at[0] = 0;
+    for (int i = 0; i < n; i++) {
+        at[i + 1] = at[i] + start[id[i] + 1] - start[id[i]];
+    }
+    int rc = reserve_int((void **)out, at[n] + 1, cap, sizeof **out);
+    if (rc) {
+        free(at);
+        return rc;
+    }
+    const double rlist2 = rlist * rlist;
+    struct hmd_ff_local *o = *out;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (int i = 0; i < n; i++) {
+        const int g = (int)id[i];
+        for (int k = start[g]; k < start[g + 1]; k++) {
+            struct hmd_ff_local *loc = o + at[i] + (k - start[g]);
+            double far;
+            const int bad = resolve(plan, m, x, id, list[k], i, rlist2, loc, &far);
+            loc->flags = bad ? -1 : share || i >= plan->ncount ? 0 : HMD_FF_COUNTED;
+            loc->target = bad || share ? i : -1; /* a failure keeps its centre for the message */
+        }
+    }
+    int kept = 0;
+    for (int e = 0; e < at[n] && !rc; e++) {
+        const struct hmd_ff_local loc = o[e];
+        if (loc.flags >= 0) {
+            o[kept++] = loc;
+        } else if (share || loc.target < plan->ncount) {
+            struct hmd_ff_local again;
+            double far;
+            resolve(plan, m, x, id, loc.inter, loc.target, rlist2, &again, &far);
+            rc = unreachable(m, loc.inter, far, rlist);
+        } /* else a replicated halo centre's interaction reaching out of the halo */
+    }
+    *nout = kept;
+    free(at);
     return rc;
 }
 
-/* The bonded interactions of the rank's centres and the shares of its home atoms. */
+/* The bonded interactions of the rank's centres and, when `shares`, the shares of its home
+ * atoms. */
 static int bonded(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, const double *x,
-                  const int64_t *id, double rlist)
+                  const int64_t *id, double rlist, bool shares)
 {
-    const double rlist2 = rlist * rlist;
-    struct hmd_ff_local loc;
-    double far;
     plan->nterm = plan->nshare = 0;
-    for (int i = 0; i < plan->nlocal; i++) {
-        const int g = (int)id[i];
-        for (int k = m->own_start[g]; k < m->own_start[g + 1]; k++) {
-            int rc = resolve(plan, m, x, id, m->own[k], i, rlist2, &loc, &far);
-            if (rc == 1) {
-                if (i < plan->ncount) {
-                    return unreachable(m, m->own[k], far, rlist);
-                }
-                continue; /* a replicated halo centre's interaction reaching out of the halo */
-            }
-            loc.flags = i < plan->ncount ? HMD_FF_COUNTED : 0;
-            loc.target = -1;
-            if ((rc = add_local(&plan->term, &plan->nterm, &plan->cap_term, &loc))) {
-                return rc;
-            }
-        }
+    int rc = resolve_all(plan, m, x, id, rlist, plan->nlocal, m->own_start, m->own, false,
+                         &plan->term, &plan->nterm, &plan->cap_term);
+    if (!rc && shares) {
+        rc = resolve_all(plan, m, x, id, rlist, plan->ncount, m->member_start, m->member, true,
+                         &plan->share, &plan->nshare, &plan->cap_share);
     }
-    for (int i = 0; i < plan->ncount; i++) {
-        const int g = (int)id[i];
-        for (int k = m->member_start[g]; k < m->member_start[g + 1]; k++) {
-            int rc = resolve(plan, m, x, id, m->member[k], i, rlist2, &loc, &far);
-            if (rc == 1) {
-                return unreachable(m, m->member[k], far, rlist);
-            }
-            loc.flags = 0;
-            loc.target = i;
-            if ((rc = add_local(&plan->share, &plan->nshare, &plan->cap_share, &loc))) {
-                return rc;
-            }
-        }
-    }
-    return HMD_OK;
+    return rc;
 }
 
 static int push(int **list, size_t *n, size_t *cap, int value)
@@ -270,19 +287,18 @@ static int slot_tables(struct hmd_ff_plan *plan, const struct hmd_ff_model *m)
     return HMD_OK;
 }
 
-int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bool full, int nlocal,
-                      int nall, int ncount, const double *x, const int64_t *id,
-                      const struct hmd_box *box, const struct hmd_nbr_list *nl)
+/* hmd_ff_plan_build, or without pairs when nl is NULL (the bonded interactions resolved within
+ * rlist); the energy shares when `shares`. */
+static int build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bool full, int nlocal,
+                 int nall, int ncount, const double *x, const int64_t *id,
+                 const struct hmd_box *box, const struct hmd_nbr_list *nl, double rlist,
+                 bool shares)
 {
-    if (!id || !nl || nl->ncentre < nlocal) {
-        return hmd_error_set(HMD_ESOFTWARE, "classical force field: prepare needs the atoms' "
-                                            "global ids and the full list of the home atoms");
-    }
-    if (nl->rlist < m->cutoff) {
+    if (rlist < m->cutoff) {
         return hmd_error_set(HMD_ECONFIG,
                              "the neighbour list's cut-off (%g Å) is shorter than the classical "
                              "force field's (%g Å)",
-                             nl->rlist, m->cutoff);
+                             rlist, m->cutoff);
     }
     if (box) {
         double face[3];
@@ -350,9 +366,15 @@ int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bo
         plan->q[k] = m->charge[g];
         plan->type[k] = m->type[g];
     }
-    rc = pairs(plan, m, id, nl);
+    if (nl) {
+        rc = pairs(plan, m, id, nl);
+    } else {
+        plan->npair = plan->nshadow = 0;
+        memset(plan->pair_start, 0, sizeof *plan->pair_start * ((size_t)nlocal + 1));
+        memset(plan->shadow_start, 0, sizeof *plan->shadow_start * ((size_t)nlocal + 1));
+    }
     if (!rc) {
-        rc = bonded(plan, m, x, id, nl->rlist);
+        rc = bonded(plan, m, x, id, rlist, shares);
     }
     if (!rc && full) {
         rc = slot_tables(plan, m);
@@ -361,6 +383,28 @@ int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bo
         plan->nall = plan->nlocal = 0;
     }
     return rc;
+}
+
+int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bool full, int nlocal,
+                      int nall, int ncount, const double *x, const int64_t *id,
+                      const struct hmd_box *box, const struct hmd_nbr_list *nl)
+{
+    if (!id || !nl || nl->ncentre < nlocal) {
+        return hmd_error_set(HMD_ESOFTWARE, "classical force field: prepare needs the atoms' "
+                                            "global ids and the full list of the home atoms");
+    }
+    return build(plan, m, full, nlocal, nall, ncount, x, id, box, nl, nl->rlist, true);
+}
+
+int hmd_ff_plan_build_bonded(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, int nlocal,
+                             int nall, int ncount, const double *x, const int64_t *id,
+                             const struct hmd_box *box, double rlist, bool shares)
+{
+    if (!id) {
+        return hmd_error_set(HMD_ESOFTWARE, "classical force field: prepare needs the atoms' "
+                                            "global ids");
+    }
+    return build(plan, m, true, nlocal, nall, ncount, x, id, box, NULL, rlist, shares);
 }
 
 void hmd_ff_plan_free(struct hmd_ff_plan *plan)

@@ -93,6 +93,14 @@ int hmd_ff_plan_build(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, bo
                       int nall, int ncount, const double *x, const int64_t *id,
                       const struct hmd_box *box, const struct hmd_nbr_list *nl);
 
+/* hmd_ff_plan_build in the full mode without the nonbonded pairs (npair = 0: the GPU builds
+ * them itself, cuda/ff/pair_list.cuh): the bonded interactions, their force slots and, when
+ * `shares`, the per-atom energy shares (else nshare = 0), with each interaction's atoms within
+ * rlist (Å, >= the model's cut-off) of its owner. Errors as hmd_ff_plan_build's. */
+int hmd_ff_plan_build_bonded(struct hmd_ff_plan *plan, const struct hmd_ff_model *m, int nlocal,
+                             int nall, int ncount, const double *x, const int64_t *id,
+                             const struct hmd_box *box, double rlist, bool shares);
+
 void hmd_ff_plan_free(struct hmd_ff_plan *plan);
 
 #endif /* HMD_FF_FF_PLAN_H */

@@ -60,10 +60,11 @@ static int add_device_provider(struct hmd_forces *fs, const struct hmd_backend_r
 
 /* Hybrid ML/MM with the GPU: the Deep Potential on the device behind the host adapter and
  * ff/subset (the nnp-group's atoms are picked on the host at every step), the classical force
- * field on the host, so the step stays on the host. */
+ * field on the device behind the host adapter too (its model leaves the group's own terms
+ * out), so the step stays on the host. */
 static int setup_cuda_hybrid(struct hmd_forces *fs, const struct hmd_backend_request *req)
 {
-    struct hmd_force_provider dev = {0}, host = {0}, dp = {0}, mm = {0};
+    struct hmd_force_provider dev = {0}, host = {0}, dp = {0}, mm = {0}, mm_host = {0};
     int rc = hmd_cuda_dp_provider_create(&dev, req->model, fs->skin,
                                          req->precision == HMD_PRECISION_MIXED);
     rc = rc ? rc : hmd_cuda_offload_create(&host, dev);
@@ -71,8 +72,10 @@ static int setup_cuda_hybrid(struct hmd_forces *fs, const struct hmd_backend_req
             : hmd_ff_subset_create(&dp, host, req->ff->nnp_group, req->top->natoms,
                                    req->group_type0);
     rc = rc ? rc : hmd_forces_add_provider(fs, dp);
-    rc = rc ? rc : hmd_ff_classical_create(&mm, req->top, req->ff);
-    return rc ? rc : hmd_forces_add_provider(fs, mm);
+    const double cutoff = fmax(fmax(req->ff->rcoulomb, req->ff->rvdw), req->model->rcut);
+    rc = rc ? rc : hmd_ff_classical_create_cuda(&mm, req->top, req->ff, cutoff + fs->skin, true);
+    rc = rc ? rc : hmd_cuda_offload_create(&mm_host, mm);
+    return rc ? rc : hmd_forces_add_provider(fs, mm_host);
 }
 
 /* The GPU of this rank (by its rank on the node), then the providers: on the device for a
@@ -95,7 +98,9 @@ static int setup_cuda(struct hmd_forces *fs, const struct hmd_backend_request *r
     if (!rc && req->top) {
         /* its pair lists cover the run's list cut-off, the longest provider cut-off + buffer */
         struct hmd_force_provider mm = {0};
-        rc = hmd_ff_classical_create_cuda(&mm, req->top, req->ff, cutoff + fs->skin);
+        /* per-atom energies only from the host adapter (a resident step asks for none) */
+        const bool offloaded = !req->resident || fs->replicated;
+        rc = hmd_ff_classical_create_cuda(&mm, req->top, req->ff, cutoff + fs->skin, offloaded);
         rc = rc ? rc : add_device_provider(fs, req, mm);
     }
     return rc;

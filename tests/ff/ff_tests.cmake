@@ -7,6 +7,9 @@ if(HMD_HAVE_CUDA)
   target_link_libraries(test_gpu_ff_twin PRIVATE halomd_lib)
   add_test(NAME gpu.ff_twin COMMAND test_gpu_ff_twin)
   set_tests_properties(gpu.ff_twin PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  # the device pair list against the host's, as sets (same executable)
+  add_test(NAME gpu.ff_pairs COMMAND test_gpu_ff_twin pairs)
+  set_tests_properties(gpu.ff_pairs PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
 endif()
 
 # halomd run -p end to end (label md): step-0 terms against the gmx_d goldens, NVE drift, MPI

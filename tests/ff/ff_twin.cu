@@ -1,11 +1,16 @@
 /* gpu.ff_twin: the classical force field's device provider (cuda/ff_classical.h) against the
  * CPU provider (ff/classical.h) on fresh random systems: random topologies (chains of 4 to 7
  * atoms with every interaction kind, random parameters and charges, exclusions from nrexcl 3,
- * ions) in random triclinic cells, under every Coulomb and Lennard-Jones setting, on one rank,
+ * ions) in random triclinic cells, under every Coulomb and Lennard-Jones setting (one with an
+ * nnp-group, hybrid ML/MM's: the group's own terms left out), on one rank,
  * on 2 x 2 x 1 subdomains and in the replicated scheme (emulated: tests/unit/ff_test_util.h).
  * Energies, every term, the virial, the forces (ghost forces summed onto their owners by id)
  * and per-atom energies within 1e-12 relative. Then determinism: a second compute and a replay
  * of the compute captured in a CUDA graph give bitwise the same forces and energies.
+ *
+ * With the argument "pairs" (gpu.ff_pairs): the device pair list (cuda/ff/pair_list.cuh)
+ * against the host plan's, as sets, on upright and triclinic random boxes, and the same order
+ * from a second build.
  *
  * Self-contained (no topology files, no force-field folder). Exit 0 when all agree, 1 otherwise,
  * 77 (skipped) without a CUDA device. The seed (the clock's unless HMD_TEST_SEED) is printed.
@@ -19,10 +24,16 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <vector>
+
+#include "cuda/cuda_internal.cuh"
 #include "cuda/ff/classical.h"
+#include "cuda/ff/pair_list.cuh"
 extern "C" {
 #include "core/error.h"
 #include "ff/classical.h"
+#include "ff/ff_plan.h"
 #include "ff_test_util.h"
 #include "io/topology.h"
 #include "nbr/nbr_list.h"
@@ -108,12 +119,13 @@ bool too_close(const test_system &s, const double *y, int n, int skip, double dm
     return false;
 }
 
-void make_system(test_system &s, int nmol, int nion)
+void make_system(test_system &s, int nmol, int nion, bool tilted = true)
 {
     memset(&s, 0, sizeof s);
     hmd_topology &t = s.top;
-    const double L = 30.0;
-    double h[3][3] = {{L, 0, 0}, {between(-6, 6), L, 0}, {between(-6, 6), between(-6, 6), L}};
+    const double L = 30.0, k = tilted ? 1.0 : 0.0;
+    double h[3][3] = {
+        {L, 0, 0}, {k * between(-6, 6), L, 0}, {k * between(-6, 6), k * between(-6, 6), L}};
     const bool periodic[3] = {true, true, true};
     hmd_box_init(&s.box, h, periodic);
     /* Lennard-Jones types: comb-rule 2 of random sigma (Å) and epsilon (eV) */
@@ -426,9 +438,128 @@ void check_bitwise(hmd_force_provider *p, const test_system &s, double rlist, cu
     ff_rank_free(&r);
 }
 
+/* One rank's device pair list (cuda/ff/pair_list.cuh) against the host plan's full-mode pairs
+ * (ff/ff_plan.c from the host neighbour list) as sets, centre by centre, excluded partners
+ * coded alike; then a second build gives the same list in the same order. */
+void check_pairs(const test_system &s, const hmd_ff_settings &set, const int grid[3],
+                 const char *what, cudaStream_t stream)
+{
+    const int n = s.top.natoms;
+    const double rlist = fmax(set.rcoulomb, set.rvdw) + 1.0;
+    hmd_ff_model m;
+    if (hmd_ff_model_create(&m, &s.top, &set)) {
+        printf("FAIL: model: %s\n", hmd_error_msg());
+        failures++;
+        return;
+    }
+    for (int c = 0; c < grid[0] * grid[1] * grid[2]; c++) {
+        const int cell[3] = {c % grid[0], c / grid[0] % grid[1], c / (grid[0] * grid[1])};
+        double lo[3], hi[3];
+        for (int d = 0; d < 3; d++) {
+            lo[d] = (double)cell[d] / grid[d];
+            hi[d] = (double)(cell[d] + 1) / grid[d];
+        }
+        ff_rank r;
+        ff_rank_make(&r, &s.box, n, s.x, lo, hi, rlist);
+        hmd_nbr_list nl = {};
+        hmd_ff_plan plan = {};
+        if (hmd_nbr_list_build(&nl, &s.box, r.nlocal, r.nall, r.x, rlist) ||
+            hmd_ff_plan_build(&plan, &m, true, r.nlocal, r.nall, r.nlocal, r.x, r.id, &s.box,
+                              &nl)) {
+            printf("FAIL: host plan: %s\n", hmd_error_msg());
+            failures++;
+            return;
+        }
+        double *dx;
+        int64_t *did;
+        CUDA_OK(cudaMalloc(&dx, sizeof(double) * 3 * r.nall + 8));
+        CUDA_OK(cudaMalloc(&did, sizeof(int64_t) * r.nall + 8));
+        CUDA_OK(cudaMemcpy(dx, r.x, sizeof(double) * 3 * r.nall, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(did, r.id, sizeof(int64_t) * r.nall, cudaMemcpyHostToDevice));
+        hmd_ff_pair_list pl;
+        double blo[3], bhi[3];
+        hmd_cuda_bounds(r.nall, r.x, blo, bhi);
+        std::vector<int> first, count(r.nlocal);
+        bool same_order = true;
+        for (int build = 0; build < 2; build++) {
+            bool moved = false;
+            if ((build == 0 && hmd_ff_pair_list_init(&pl, &m)) ||
+                hmd_ff_pair_list_build(&pl, r.nlocal, r.nall, dx, did, blo, bhi, rlist, stream,
+                                       &moved)) {
+                printf("FAIL: device pair list: %s\n", hmd_error_msg());
+                failures++;
+                return;
+            }
+            std::vector<int> entry((size_t)r.nlocal * pl.cap);
+            CUDA_OK(
+                cudaMemcpy(count.data(), pl.count, sizeof(int) * r.nlocal, cudaMemcpyDeviceToHost));
+            CUDA_OK(cudaMemcpy(entry.data(), pl.entry, sizeof(int) * entry.size(),
+                               cudaMemcpyDeviceToHost));
+            if (build == 0) {
+                first = entry;
+                continue;
+            }
+            same_order = entry == first;
+        }
+        int bad = 0;
+        for (int i = 0; i < r.nlocal; i++) {
+            std::vector<int> want(plan.pair + plan.pair_start[i],
+                                  plan.pair + plan.pair_start[i + 1]);
+            std::vector<int> got(first.begin() + (size_t)i * pl.cap,
+                                 first.begin() + (size_t)i * pl.cap + count[i]);
+            std::sort(want.begin(), want.end());
+            std::sort(got.begin(), got.end());
+            if (want != got && bad++ == 0) {
+                printf("FAIL: %s, rank %d: centre %d has %zu partners on the GPU, %zu on the "
+                       "host\n",
+                       what, c, i, got.size(), want.size());
+            }
+        }
+        failures += bad ? 1 : 0;
+        if (!same_order) {
+            printf("FAIL: %s, rank %d: a second build ordered the partners differently\n", what, c);
+            failures++;
+        }
+        hmd_ff_pair_list_free(&pl);
+        cudaFree(dx);
+        cudaFree(did);
+        hmd_ff_plan_free(&plan);
+        hmd_nbr_list_free(&nl);
+        ff_rank_free(&r);
+    }
+    hmd_ff_model_free(&m);
+}
+
+/* gpu.ff_pairs: the device pair list against the host's on random boxes, upright and
+ * triclinic, on one rank and on 2 x 2 x 1 subdomains. */
+int pairs_main(cudaStream_t stream)
+{
+    const hmd_ff_settings set = {HMD_FF_COULOMB_REACTION_FIELD, true, 9.0, 1.0,    0.0,
+                                 HMD_FF_VDW_FORCE_SWITCH,       9.0,  7.5, nullptr};
+    for (int tilted = 0; tilted < 2; tilted++) {
+        for (int rep = 0; rep < 2; rep++) {
+            test_system s;
+            make_system(s, 200 + (int)(uniform() * 100), 20, tilted);
+            const int one[3] = {1, 1, 1}, four[3] = {2, 2, 1};
+            char what[96];
+            snprintf(what, sizeof what, "%s box %d (%d atoms), one rank",
+                     tilted ? "triclinic" : "upright", rep, s.top.natoms);
+            check_pairs(s, set, one, what, stream);
+            snprintf(what, sizeof what, "%s box %d (%d atoms), 2 x 2 x 1",
+                     tilted ? "triclinic" : "upright", rep, s.top.natoms);
+            check_pairs(s, set, four, what, stream);
+            free(s.x);
+            hmd_topology_free(&s.top);
+        }
+    }
+    printf("gpu.ff_pairs: %s\n", failures ? "FAILED" : "passed");
+    return failures ? 1 : 0;
+}
+
 } // namespace
 
-int main()
+/* No argument: gpu.ff_twin; "pairs": gpu.ff_pairs. */
+int main(int argc, char **argv)
 {
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -438,24 +569,37 @@ int main()
     const char *seed = getenv("HMD_TEST_SEED");
     rng = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL);
     rng = rng ? rng : 1;
-    printf("gpu.ff_twin: seed %llu (set HMD_TEST_SEED to repeat)\n", (unsigned long long)rng);
+    printf("gpu.ff_%s: seed %llu (set HMD_TEST_SEED to repeat)\n", argc > 1 ? argv[1] : "twin",
+           (unsigned long long)rng);
     cudaStream_t stream;
     CUDA_OK(cudaStreamCreate(&stream));
+    if (argc > 1 && !strcmp(argv[1], "pairs")) {
+        return pairs_main(stream);
+    }
     struct {
         const char *name;
         hmd_ff_settings s;
+        bool group; /* hybrid ML/MM: the first third of the atoms as the nnp-group */
     } cases[] = {
         {"reaction field (infinity), force-switch",
          {HMD_FF_COULOMB_REACTION_FIELD, true, 9.0, 1.0, 0.0, HMD_FF_VDW_FORCE_SWITCH, 9.0, 7.5,
-          nullptr}},
+          nullptr},
+         false},
+        {"reaction field (infinity), force-switch, nnp-group",
+         {HMD_FF_COULOMB_REACTION_FIELD, true, 9.0, 1.0, 0.0, HMD_FF_VDW_FORCE_SWITCH, 9.0, 7.5,
+          nullptr},
+         true},
         {"reaction field 78, potential-switch",
          {HMD_FF_COULOMB_REACTION_FIELD, true, 9.0, 1.0, 78.0, HMD_FF_VDW_POTENTIAL_SWITCH, 9.0,
-          7.0, nullptr}},
+          7.0, nullptr},
+         false},
         {"cut-off, potential-shift, epsilon-r 2",
          {HMD_FF_COULOMB_CUTOFF, true, 8.0, 2.0, 0.0, HMD_FF_VDW_POTENTIAL_SHIFT, 9.0, 0.0,
-          nullptr}},
+          nullptr},
+         false},
         {"cut-off, no modifiers",
-         {HMD_FF_COULOMB_CUTOFF, false, 9.0, 1.0, 0.0, HMD_FF_VDW_NONE, 8.5, 0.0, nullptr}},
+         {HMD_FF_COULOMB_CUTOFF, false, 9.0, 1.0, 0.0, HMD_FF_VDW_NONE, 8.5, 0.0, nullptr},
+         false},
     };
     for (const auto &k : cases) {
         test_system s;
@@ -463,8 +607,14 @@ int main()
         printf("%s: %d atoms, %d interactions\n", k.name, s.top.natoms, s.top.ninter);
         hmd_force_provider cpu, gpu;
         const double rlist = fmax(k.s.rcoulomb, k.s.rvdw) + 1.0;
-        if (hmd_ff_classical_create(&cpu, &s.top, &k.s) ||
-            hmd_ff_classical_create_cuda(&gpu, &s.top, &k.s, rlist)) {
+        hmd_ff_settings set = k.s;
+        std::vector<unsigned char> group((size_t)s.top.natoms, 0);
+        if (k.group) {
+            std::fill(group.begin(), group.begin() + s.top.natoms / 3, (unsigned char)1);
+            set.nnp_group = group.data();
+        }
+        if (hmd_ff_classical_create(&cpu, &s.top, &set) ||
+            hmd_ff_classical_create_cuda(&gpu, &s.top, &set, rlist, true)) {
             printf("FAIL: create: %s\n", hmd_error_msg());
             return 1;
         }

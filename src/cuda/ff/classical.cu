@@ -1,18 +1,24 @@
 /* The classical force field on the GPU (cuda/ff_classical.h), the twin of ff/classical.c.
  *
- * prepare: positions and ids to the host, the host's plan (ff/ff_plan.c, full mode, with its
- * tables: each atom's force slots of the bonded interactions it is in, each home atom's energy
- * shares) from a host neighbour list, uploaded. compute, all on the caller's stream:
- *   pairs   one thread per centre: its pair forces summed in list order onto f[i]; half of
- *           each pair's energy and virial (counted centres), the self term; per-atom energies
- *   terms   one thread per bonded interaction: forces into its slots, energies, virial
- *   gather  one thread per atom: its slots summed in a fixed order onto f[k]
+ * prepare: the nonbonded pair list built on the device (cuda/ff/pair_list.cuh: cell grid,
+ * exclusion table by global id, fixed order); the bonded interactions and their tables (each
+ * atom's force slots, each home atom's energy shares) from the host's copy of the atoms
+ * (ff/ff_plan.c, hmd_ff_plan_build_bonded), uploaded. compute, all on the caller's stream:
+ *   forces  (one launch) pairs: one warp per centre, its lanes over the partners (lane l
+ *           takes l, l + 32, ...), the lanes' sums added in a fixed tree: the force on f[i];
+ *           half of each pair's energy and virial (counted centres), the self term; per-atom
+ *           energies. terms: one thread per bonded interaction: forces into its slots,
+ *           energies, virial
  *   shares  one thread per home atom (when per-atom energies are asked for)
- *   reduce  one block: energies by term and the virial in a fixed tree, added to ev and terms
+ *   sums    (one launch) gather: one thread per atom, its slots summed in a fixed order onto
+ *           f[k]; the reduction's first stage: RED_BLOCKS blocks over the centres and terms
+ *   reduce  one block over the first stage's parts: energies by term and the virial, added to
+ *           ev and terms (fixed trees throughout)
  */
 #include <float.h>
 #include <math.h>
 #include <new>
+#include <vector>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,12 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/cuda_internal.cuh"
 #include "cuda/ff/classical.h"
+#include "cuda/ff/pair_list.cuh"
 
 extern "C" {
 #include "ff/ff_kernels.h"
 #include "ff/ff_plan.h"
-#include "nbr/nbr_list.h"
 }
 
 #include <cuda_runtime.h>
@@ -34,7 +41,8 @@ namespace
 {
 
 constexpr int THREADS = 128;
-constexpr int REDUCE_THREADS = 256;
+constexpr int REDUCE_THREADS = THREADS; /* the first stage shares sums_kernel's blocks */
+constexpr int RED_BLOCKS = 64;          /* first stage of the energy and virial reduction */
 constexpr int NRED = HMD_FF_NTERMS + 9; /* energies by term, then the virial */
 
 int check(cudaError_t e, const char *what)
@@ -87,25 +95,54 @@ template <class T> T *ptr(const dbuf &b)
 
 /* What the pair kernel reads (device pointers). */
 struct pair_args {
-    int nlocal, ncount, ntypes;
+    int nlocal, ncount, ntypes, cap;
     const double *x, *q, *c6, *c12;
-    const int *type, *start, *pair;
+    const int *type, *entry, *count;
+    const int64_t *id;
+    const unsigned char *group; /* by global id: no self term (the Deep Potential's), or NULL */
     double *f, *centre, *ae;
 };
 
-__global__ void pairs_kernel(pair_args a, hmd_ff_nb nb)
+__device__ double warp_tree(double v)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int off = 16; off > 0; off /= 2) {
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    }
+    return v; /* lane 0's is the sum */
+}
+
+/* Block `block` of the pairs: its warps' centres. */
+__device__ void pairs_block(const pair_args &a, const hmd_ff_nb &nb, int block)
+{
+    const int lane = threadIdx.x % 32;
+    const int i = (int)(((size_t)block * blockDim.x + threadIdx.x) / 32);
     if (i >= a.nlocal) {
+        return; /* a whole warp */
+    }
+    const double xi[3] = {a.x[3 * i], a.x[3 * i + 1], a.x[3 * i + 2]};
+    const double qi = a.q[i];
+    const int row = a.type[i] * a.ntypes, n = a.count[i];
+    const int *list = a.entry + (size_t)i * a.cap;
+    hmd_ff_centre_sum sum;
+    hmd_ff_centre_zero(&sum);
+    for (int e = lane; e < n; e += 32) {
+        hmd_ff_centre_entry(&nb, a.x, a.q, a.type, a.c6, a.c12, list[e], xi, qi, row, &sum);
+    }
+    for (int c = 0; c < 3; c++) {
+        sum.f[c] = warp_tree(sum.f[c]);
+    }
+    for (int c = 0; c < 6; c++) {
+        sum.w[c] = warp_tree(sum.w[c]);
+    }
+    sum.vc = warp_tree(sum.vc);
+    sum.vlj = warp_tree(sum.vlj);
+    if (lane != 0) {
         return;
     }
-    hmd_ff_centre_sum sum;
-    hmd_ff_centre_pairs(&nb, a.x, a.q, a.type, a.ntypes, a.c6, a.c12, a.pair, a.start[i],
-                        a.start[i + 1], i, &sum);
     for (int c = 0; c < 3; c++) {
         a.f[3 * i + c] += sum.f[c];
     }
-    const double self = hmd_ff_self(&nb, a.q[i]);
+    const double self = a.group && a.group[a.id[i]] ? 0.0 : hmd_ff_self(&nb, qi);
     if (a.ae) {
         a.ae[i] += 0.5 * (sum.vc + sum.vlj) + self;
     }
@@ -126,9 +163,10 @@ struct term_args {
     double *tf, *te, *tv; /* [nterm][4][3], [nterm][2], [nterm][9] */
 };
 
-__global__ void terms_kernel(term_args a)
+/* Block `block` of the bonded interactions, a thread each. */
+__device__ void terms_block(const term_args &a, int block)
 {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    const int t = block * blockDim.x + threadIdx.x;
     if (t >= a.nterm) {
         return;
     }
@@ -152,13 +190,23 @@ __global__ void terms_kernel(term_args a)
     }
 }
 
-__global__ void gather_kernel(int nall, const int *start, const int *slot, const double *tf,
-                              double *f)
+struct gather_args {
+    int nall;
+    const int *start, *slot;
+    const double *tf;
+    double *f;
+};
+
+/* Block `block` of the atoms: each atom's slots summed in order onto f. */
+__device__ void gather_block(const gather_args &g, int block)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nall) {
+    const int i = block * blockDim.x + threadIdx.x;
+    if (i >= g.nall) {
         return;
     }
+    const int *start = g.start, *slot = g.slot;
+    const double *tf = g.tf;
+    double *f = g.f;
     double s[3] = {0, 0, 0};
     for (int e = start[i]; e < start[i + 1]; e++) {
         for (int c = 0; c < 3; c++) {
@@ -198,19 +246,36 @@ struct reduce_args {
     const double *centre, *te, *tv;
     const hmd_ff_local *term;
     const hmd_top_interaction *inter;
+    double *parts; /* [RED_BLOCKS][NRED] */
     double *ev, *terms;
     int slot[HMD_FF_NTERMS];
 };
 
-__global__ void reduce_kernel(reduce_args a)
+/* Sums part[q][0 .. n) into part[q][0] in a fixed tree (n a power of 2, the block's size). */
+template <int N> __device__ void block_tree(double (*part)[N], int tid)
+{
+    __syncthreads();
+    for (int half = N / 2; half > 0; half /= 2) {
+        if (tid < half) {
+            for (int q = 0; q < NRED; q++) {
+                part[q][tid] += part[q][tid + half];
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* First stage: block b's share of the centres and terms (strided by RED_BLOCKS blocks) into
+ * parts[b]. */
+__device__ void parts_block(const reduce_args &a, int b)
 {
     __shared__ double part[NRED][REDUCE_THREADS];
-    const int tid = threadIdx.x;
+    const int tid = threadIdx.x, stride = RED_BLOCKS * REDUCE_THREADS;
     double acc[NRED];
     for (int q = 0; q < NRED; q++) {
         acc[q] = 0;
     }
-    for (int i = tid; i < a.nlocal; i += REDUCE_THREADS) {
+    for (int i = b * REDUCE_THREADS + tid; i < a.nlocal; i += stride) {
         const double *c = a.centre + 8 * i;
         acc[HMD_FF_TERM_COUL_SR] += c[0];
         acc[HMD_FF_TERM_LJ_SR] += c[1];
@@ -218,7 +283,7 @@ __global__ void reduce_kernel(reduce_args a)
             acc[HMD_FF_NTERMS + q] += c[2 + hmd_ff_sym6(q)];
         }
     }
-    for (int t = tid; t < a.nterm; t += REDUCE_THREADS) {
+    for (int t = b * REDUCE_THREADS + tid; t < a.nterm; t += stride) {
         const int kind = a.inter[a.term[t].inter].kind;
         acc[hmd_ff_term_of_kind(kind)] += a.te[2 * t];
         if (kind == HMD_FF_KIND_PAIR) {
@@ -231,15 +296,42 @@ __global__ void reduce_kernel(reduce_args a)
     for (int q = 0; q < NRED; q++) {
         part[q][tid] = acc[q];
     }
-    __syncthreads();
-    for (int half = REDUCE_THREADS / 2; half > 0; half /= 2) {
-        if (tid < half) {
-            for (int q = 0; q < NRED; q++) {
-                part[q][tid] += part[q][tid + half];
-            }
-        }
-        __syncthreads();
+    block_tree<REDUCE_THREADS>(part, tid);
+    if (tid < NRED) {
+        a.parts[NRED * b + tid] = part[tid][0];
     }
+}
+
+/* The pairs (blocks below npair_blocks) and the bonded interactions (the rest), in one launch. */
+__global__ void forces_kernel(pair_args pa, term_args ta, hmd_ff_nb nb, int npair_blocks)
+{
+    if ((int)blockIdx.x < npair_blocks) {
+        pairs_block(pa, nb, blockIdx.x);
+    } else {
+        terms_block(ta, blockIdx.x - npair_blocks);
+    }
+}
+
+/* After forces_kernel: the slots gathered (blocks below ngather_blocks) and the first stage of
+ * the energy and virial reduction (the RED_BLOCKS others), in one launch. */
+__global__ void sums_kernel(gather_args ga, reduce_args ra, int ngather_blocks)
+{
+    if ((int)blockIdx.x < ngather_blocks) {
+        gather_block(ga, blockIdx.x);
+    } else {
+        parts_block(ra, blockIdx.x - ngather_blocks);
+    }
+}
+
+/* Second stage, one block of RED_BLOCKS threads: the parts, added to ev and terms. */
+__global__ void reduce_final(reduce_args a)
+{
+    __shared__ double part[NRED][RED_BLOCKS];
+    const int tid = threadIdx.x;
+    for (int q = 0; q < NRED; q++) {
+        part[q][tid] = a.parts[NRED * tid + q];
+    }
+    block_tree<RED_BLOCKS>(part, tid);
     if (tid == 0) {
         double total = 0;
         for (int t = 0; t < HMD_FF_NTERMS; t++) {
@@ -264,20 +356,20 @@ int blocks(int n)
 struct ffc {
     hmd_ff_model m{};
     hmd_ff_plan plan{};
-    hmd_nbr_list nl{};
+    hmd_ff_pair_list pl{};
     double rlist = 0;
+    bool atom_energies = false; /* per-atom energies may be asked for: the plan has the shares */
     int nlocal = 0, nall = 0, ncount = 0, nterm = 0, nshare = 0;
-    /* every prepare makes a new plan whose counts compute's launches carry: a recorded graph is
-     * stale after each (hmd_force_provider_ops.generation) */
+    /* changes when an array compute reads moves or a launch's size changes (a recorded graph
+     * is then stale: hmd_force_provider_ops.generation); a list step that keeps both keeps it */
     unsigned long generation = 0;
-    /* host staging */
-    double *hx = nullptr;
-    int64_t *hid = nullptr;
-    int cap_host = 0;
+    std::vector<uintptr_t> key; /* what the last generation was for */
+    /* host staging (prepare without the host's copy of the atoms) */
+    std::vector<double> hx;
+    std::vector<int64_t> hid;
     /* device */
     size_t bytes = 0;
-    dbuf c6, c12, inter, q, type, pair_start, pair, term, share, share_start, dgstart, dgslot;
-    dbuf centre, tf, te, tv;
+    dbuf inter, term, share, share_start, dgstart, dgslot, centre, tf, te, tv, parts;
 };
 
 double cutoff(const void *self)
@@ -292,63 +384,41 @@ int terms(const void *self, const char **names)
     return c->m.nterms;
 }
 
-int prepare(void *self, const hmd_force_io *io)
+/* The host's positions and ids of io's atoms: its host copy, else copied from the device. */
+int host_atoms(ffc &c, const hmd_force_io *io, const double **x, const int64_t **id)
 {
-    ((ffc *)self)->generation++;
-    ffc &c = *static_cast<ffc *>(self);
-    cudaStream_t s = static_cast<cudaStream_t>(io->stream);
-    if (!io->x || !io->id) {
-        return hmd_error_set(HMD_ESOFTWARE, "classical force field on the GPU: prepare needs "
-                                            "the positions and the global ids");
-    }
-    int rc = HMD_OK;
-    if (io->nall > c.cap_host) {
-        const int cap = io->nall + io->nall / 4 + 16;
-        double *hx = (double *)realloc(c.hx, sizeof(double) * 3 * (size_t)cap);
-        c.hx = hx ? hx : c.hx;
-        int64_t *hid = (int64_t *)realloc(c.hid, sizeof(int64_t) * (size_t)cap);
-        c.hid = hid ? hid : c.hid;
-        rc = hx && hid ? HMD_OK : hmd_error_set(HMD_ENOMEM, "out of memory");
-        c.cap_host = rc ? c.cap_host : cap;
+    if (io->host) {
+        *x = io->host->x;
+        *id = io->host->id;
+        return HMD_OK;
     }
     const size_t nall = (size_t)io->nall;
-    if (!rc && nall) {
-        rc = check(
-            cudaMemcpyAsync(c.hx, io->x, sizeof(double) * 3 * nall, cudaMemcpyDeviceToHost, s),
-            "positions to the host");
-    }
-    if (!rc && nall) {
-        rc =
-            check(cudaMemcpyAsync(c.hid, io->id, sizeof(int64_t) * nall, cudaMemcpyDeviceToHost, s),
-                  "ids to the host");
+    c.hx.resize(3 * nall + 1);
+    c.hid.resize(nall + 1);
+    cudaStream_t s = static_cast<cudaStream_t>(io->stream);
+    int rc = check(
+        cudaMemcpyAsync(c.hx.data(), io->x, sizeof(double) * 3 * nall, cudaMemcpyDeviceToHost, s),
+        "positions to the host");
+    if (!rc) {
+        rc = check(cudaMemcpyAsync(c.hid.data(), io->id, sizeof(int64_t) * nall,
+                                   cudaMemcpyDeviceToHost, s),
+                   "ids to the host");
     }
     if (!rc) {
         rc = check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
     }
-    if (!rc) {
-        rc = hmd_nbr_list_build(&c.nl, io->box, io->nlocal, io->nall, c.hx, c.rlist);
-    }
-    if (!rc) {
-        rc = hmd_ff_plan_build(&c.plan, &c.m, true, io->nlocal, io->nall, io->ncount, c.hx, c.hid,
-                               io->box, &c.nl);
-    }
+    *x = c.hx.data();
+    *id = c.hid.data();
+    return rc;
+}
+
+/* Uploads the bonded plan's tables and sizes the scratch compute writes. */
+int upload_plan(ffc &c, cudaStream_t s)
+{
     const hmd_ff_plan &pl = c.plan;
+    const size_t nall = (size_t)pl.nall;
     size_t &b = c.bytes;
-    if (!rc) {
-        rc = upload(c.q, pl.q, sizeof(double) * nall, s, b);
-    }
-    if (!rc) {
-        rc = upload(c.type, pl.type, sizeof(int) * nall, s, b);
-    }
-    if (!rc) {
-        rc = upload(c.pair_start, pl.pair_start, sizeof(int) * ((size_t)pl.nlocal + 1), s, b);
-    }
-    if (!rc) {
-        rc = upload(c.pair, pl.pair, sizeof(int) * pl.npair, s, b);
-    }
-    if (!rc) {
-        rc = upload(c.term, pl.term, sizeof(hmd_ff_local) * (size_t)pl.nterm, s, b);
-    }
+    int rc = upload(c.term, pl.term, sizeof(hmd_ff_local) * (size_t)pl.nterm, s, b);
     if (!rc) {
         rc = upload(c.share, pl.share, sizeof(hmd_ff_local) * (size_t)pl.nshare, s, b);
     }
@@ -376,12 +446,64 @@ int prepare(void *self, const hmd_force_io *io)
     if (!rc) {
         rc = check(cudaStreamSynchronize(s), "cudaStreamSynchronize"); /* host tables reused */
     }
-    c.nlocal = rc ? -1 : pl.nlocal;
-    c.nall = pl.nall;
-    c.ncount = pl.ncount;
-    c.nterm = pl.nterm;
-    c.nshare = pl.nshare;
     return rc;
+}
+
+/* What compute's launches depend on: the arrays' places and the launch sizes. */
+std::vector<uintptr_t> launch_key(const ffc &c)
+{
+    std::vector<uintptr_t> k = {(uintptr_t)c.nlocal, (uintptr_t)c.nall,   (uintptr_t)c.ncount,
+                                (uintptr_t)c.nterm,  (uintptr_t)c.nshare, (uintptr_t)c.pl.cap};
+    for (const dbuf *b : {&c.term, &c.share, &c.share_start, &c.dgstart, &c.dgslot, &c.centre,
+                          &c.tf, &c.te, &c.tv}) {
+        k.push_back((uintptr_t)b->p);
+    }
+    for (const void *p : {(const void *)c.pl.q, (const void *)c.pl.type, (const void *)c.pl.entry,
+                          (const void *)c.pl.count}) {
+        k.push_back((uintptr_t)p);
+    }
+    return k;
+}
+
+int prepare(void *self, const hmd_force_io *io)
+{
+    ffc &c = *static_cast<ffc *>(self);
+    cudaStream_t s = static_cast<cudaStream_t>(io->stream);
+    if (!io->x || !io->id) {
+        return hmd_error_set(HMD_ESOFTWARE, "classical force field on the GPU: prepare needs "
+                                            "the positions and the global ids");
+    }
+    c.nlocal = -1; /* until this prepare succeeds */
+    const double *hx = nullptr;
+    const int64_t *hid = nullptr;
+    int rc = host_atoms(c, io, &hx, &hid);
+    if (!rc) {
+        rc = hmd_ff_plan_build_bonded(&c.plan, &c.m, io->nlocal, io->nall, io->ncount, hx, hid,
+                                      io->box, c.rlist, c.atom_energies);
+    }
+    bool moved = false;
+    if (!rc) {
+        double lo[3], hi[3];
+        hmd_cuda_bounds(io->nall, hx, lo, hi);
+        rc = hmd_ff_pair_list_build(&c.pl, io->nlocal, io->nall, io->x, io->id, lo, hi, c.rlist, s,
+                                    &moved);
+    }
+    rc = rc ? rc : upload_plan(c, s);
+    if (rc) {
+        c.generation++;
+        return rc;
+    }
+    c.nlocal = c.plan.nlocal;
+    c.nall = c.plan.nall;
+    c.ncount = c.plan.ncount;
+    c.nterm = c.plan.nterm;
+    c.nshare = c.plan.nshare;
+    std::vector<uintptr_t> key = launch_key(c);
+    if (moved || key != c.key) {
+        c.generation++;
+        c.key = key;
+    }
+    return HMD_OK;
 }
 
 int compute(void *self, const hmd_force_io *io)
@@ -396,40 +518,34 @@ int compute(void *self, const hmd_force_io *io)
     if (io->atom_virial) {
         return hmd_error_set(HMD_ENOTSUP, "classical force field on the GPU: no per-atom virials");
     }
-    cudaStream_t s = static_cast<cudaStream_t>(io->stream);
-    if (c.nlocal > 0) {
-        pair_args a = {c.nlocal,
-                       c.ncount,
-                       c.m.ntypes,
-                       io->x,
-                       ptr<double>(c.q),
-                       ptr<double>(c.c6),
-                       ptr<double>(c.c12),
-                       ptr<int>(c.type),
-                       ptr<int>(c.pair_start),
-                       ptr<int>(c.pair),
-                       io->f,
-                       ptr<double>(c.centre),
-                       io->atom_energy};
-        pairs_kernel<<<blocks(c.nlocal), THREADS, 0, s>>>(a, c.m.nb);
+    if (io->atom_energy && !c.atom_energies) {
+        return hmd_error_set(HMD_ESOFTWARE, "classical force field on the GPU: per-atom energies "
+                                            "asked of a provider made without them");
     }
-    if (c.nterm > 0) {
-        term_args a = {c.nterm,
-                       io->x,
-                       ptr<hmd_top_interaction>(c.inter),
-                       ptr<hmd_ff_local>(c.term),
-                       ptr<double>(c.tf),
-                       ptr<double>(c.te),
-                       ptr<double>(c.tv)};
-        terms_kernel<<<blocks(c.nterm), THREADS, 0, s>>>(a);
-        gather_kernel<<<blocks(c.nall), THREADS, 0, s>>>(
-            c.nall, ptr<int>(c.dgstart), ptr<int>(c.dgslot), ptr<double>(c.tf), io->f);
+    cudaStream_t s = static_cast<cudaStream_t>(io->stream);
+    const pair_args pa = {c.nlocal,       c.ncount, c.m.ntypes, c.pl.cap,  io->x,
+                          c.pl.q,         c.pl.c6,  c.pl.c12,   c.pl.type, c.pl.entry,
+                          c.pl.count,     io->id,   c.pl.group, io->f,     ptr<double>(c.centre),
+                          io->atom_energy};
+    const term_args ta = {c.nterm,
+                          io->x,
+                          ptr<hmd_top_interaction>(c.inter),
+                          ptr<hmd_ff_local>(c.term),
+                          ptr<double>(c.tf),
+                          ptr<double>(c.te),
+                          ptr<double>(c.tv)};
+    const int npair_blocks = (int)(((size_t)c.nlocal * 32 + THREADS - 1) / THREADS);
+    const int nterm_blocks = (c.nterm + THREADS - 1) / THREADS;
+    if (npair_blocks + nterm_blocks > 0) {
+        forces_kernel<<<npair_blocks + nterm_blocks, THREADS, 0, s>>>(pa, ta, c.m.nb, npair_blocks);
     }
     if (io->atom_energy && c.ncount > 0 && c.nshare > 0) {
         shares_kernel<<<blocks(c.ncount), THREADS, 0, s>>>(
             c.ncount, ptr<int>(c.share_start), ptr<hmd_ff_local>(c.share),
             ptr<hmd_top_interaction>(c.inter), io->x, io->atom_energy);
     }
+    const gather_args ga = {c.nall, ptr<int>(c.dgstart), ptr<int>(c.dgslot), ptr<double>(c.tf),
+                            io->f};
     reduce_args r;
     r.nlocal = c.nlocal;
     r.nterm = c.nterm;
@@ -438,10 +554,13 @@ int compute(void *self, const hmd_force_io *io)
     r.tv = ptr<double>(c.tv);
     r.term = ptr<hmd_ff_local>(c.term);
     r.inter = ptr<hmd_top_interaction>(c.inter);
+    r.parts = ptr<double>(c.parts);
     r.ev = io->ev;
     r.terms = io->terms;
     memcpy(r.slot, c.m.slot, sizeof r.slot);
-    reduce_kernel<<<1, REDUCE_THREADS, 0, s>>>(r);
+    const int ngather_blocks = c.nterm > 0 ? blocks(c.nall) : 0; /* no slots without terms */
+    sums_kernel<<<ngather_blocks + RED_BLOCKS, THREADS, 0, s>>>(ga, r, ngather_blocks);
+    reduce_final<<<1, RED_BLOCKS, 0, s>>>(r);
     return check(cudaGetLastError(), "a kernel launch");
 }
 
@@ -452,7 +571,8 @@ unsigned long generation(const void *self)
 
 size_t device_bytes(const void *self)
 {
-    return static_cast<const ffc *>(self)->bytes;
+    const ffc *c = static_cast<const ffc *>(self);
+    return c->bytes + c->pl.bytes;
 }
 
 void destroy(void *self)
@@ -461,16 +581,13 @@ void destroy(void *self)
     if (!c) {
         return;
     }
-    for (dbuf *b : {&c->c6, &c->c12, &c->inter, &c->q, &c->type, &c->pair_start, &c->pair, &c->term,
-                    &c->share, &c->share_start, &c->dgstart, &c->dgslot, &c->centre, &c->tf, &c->te,
-                    &c->tv}) {
+    for (dbuf *b : {&c->inter, &c->term, &c->share, &c->share_start, &c->dgstart, &c->dgslot,
+                    &c->centre, &c->tf, &c->te, &c->tv, &c->parts}) {
         cudaFree(b->p);
     }
+    hmd_ff_pair_list_free(&c->pl);
     hmd_ff_model_free(&c->m);
     hmd_ff_plan_free(&c->plan);
-    hmd_nbr_list_free(&c->nl);
-    free(c->hx);
-    free(c->hid);
     delete c;
 }
 
@@ -483,7 +600,8 @@ const hmd_force_provider_ops ops = {
 
 extern "C" int hmd_ff_classical_create_cuda(struct hmd_force_provider *p,
                                             const struct hmd_topology *top,
-                                            const struct hmd_ff_settings *s, double rlist)
+                                            const struct hmd_ff_settings *s, double rlist,
+                                            bool atom_energies)
 {
     p->ops = nullptr;
     p->self = nullptr;
@@ -491,11 +609,7 @@ extern "C" int hmd_ff_classical_create_cuda(struct hmd_force_provider *p,
     if (!c) {
         return hmd_error_set(HMD_ENOMEM, "out of memory for the classical force field");
     }
-    int rc = s->nnp_group
-                 ? hmd_error_set(HMD_ENOTSUP, "the GPU's classical force field takes no nnp-group "
-                                              "(it keeps the group's self terms); hybrid runs "
-                                              "compute it on the host")
-                 : hmd_ff_model_create(&c->m, top, s);
+    int rc = hmd_ff_model_create(&c->m, top, s);
     if (!rc && !(rlist >= c->m.cutoff)) {
         rc = hmd_error_set(HMD_ECONFIG,
                            "classical force field on the GPU: the list cut-off %g Å is below "
@@ -503,16 +617,16 @@ extern "C" int hmd_ff_classical_create_cuda(struct hmd_force_provider *p,
                            rlist, c->m.cutoff);
     }
     c->rlist = rlist;
-    const size_t nt = (size_t)c->m.ntypes * (size_t)c->m.ntypes;
+    c->atom_energies = atom_energies;
     if (!rc) {
-        rc = upload(c->c6, c->m.c6, sizeof(double) * nt, 0, c->bytes);
-    }
-    if (!rc) {
-        rc = upload(c->c12, c->m.c12, sizeof(double) * nt, 0, c->bytes);
+        rc = hmd_ff_pair_list_init(&c->pl, &c->m);
     }
     if (!rc) {
         rc = upload(c->inter, c->m.inter, sizeof(hmd_top_interaction) * (size_t)c->m.ninter, 0,
                     c->bytes);
+    }
+    if (!rc) {
+        rc = grow(c->parts, sizeof(double) * NRED * RED_BLOCKS, c->bytes);
     }
     if (!rc) {
         rc = check(cudaStreamSynchronize(0), "cudaStreamSynchronize");

@@ -5,14 +5,17 @@
  * terms [its term count] and atom_energy [nlocal] added to when not NULL (device memory too);
  * atom_virial must be NULL; io->box in host memory; io->stream the cudaStream_t to queue on.
  *
- * `prepare` (neighbour-list steps) copies x and id to the host, builds the rank's plan there
- * (ff/ff_plan.h in its full mode: every neighbour of each centre within rlist) and uploads it;
- * it synchronises the stream and is the only place the provider allocates. `compute` queues
+ * `prepare` (neighbour-list steps) builds the nonbonded pair list on the device
+ * (cuda/ff/pair_list.cuh: every partner of each centre within rlist) and the bonded part of
+ * the rank's plan on the host (ff/ff_plan.h, hmd_ff_plan_build_bonded) from io->host's
+ * positions and ids (copied from the device when io->host is NULL), and uploads it; it
+ * synchronises the stream and is the only place the provider allocates. `compute` queues
  * kernels only (no allocation, copy or synchronisation: it can be captured in a CUDA graph).
- * No floating-point atomics: each centre sums its pair forces in list order (every pair is
+ * No floating-point atomics: each centre's warp sums its pair forces in a fixed order over a
+ * list whose order depends on the positions alone (every pair is
  * computed from both sides, half the energy and virial each, so ghosts get no pair forces),
  * each bonded interaction writes its forces to its own slots and each atom sums its slots in a
- * fixed order, energies and virial are reduced in a fixed tree by one block. Two computes on
+ * fixed order, energies and virial are reduced in fixed trees (blocks, then one). Two computes on
  * the same input give bitwise the same result.
  *
  * Without CUDA in the build the create function is a stub that returns HMD_ENOTSUP.
@@ -36,14 +39,17 @@ extern "C" {
 extern "C" {
 #endif
 
-/* Makes *p the device provider of topology `top` (borrowed during the call) with settings `s`;
+/* Makes *p the device provider of topology `top` (borrowed during the call) with settings `s`
+ * (an nnp-group too: its pairs, self terms and inner interactions left out, as on the CPU);
  * its pair lists cover rlist (Å, >= the cut-off: the neighbour-list cut-off of the run, the
  * cut-off plus the Verlet buffer), and stay valid while no atom moves more than half of
- * rlist - cut-off. Uploads the model to the current device. Returns HMD_OK, HMD_ECONFIG
+ * rlist - cut-off. `atom_energies`: computes may ask for per-atom energies (io->atom_energy;
+ * list steps then also resolve each home atom's energy shares, which a resident step, that
+ * never asks, does without). Uploads the model to the current device. Returns HMD_OK, HMD_ECONFIG
  * (settings, rlist), HMD_ENOMEM, HMD_ESOFTWARE (a CUDA error, the call named); *p is zeroed on
  * failure. Free with hmd_force_provider_destroy. */
 int hmd_ff_classical_create_cuda(struct hmd_force_provider *p, const struct hmd_topology *top,
-                                 const struct hmd_ff_settings *s, double rlist);
+                                 const struct hmd_ff_settings *s, double rlist, bool atom_energies);
 
 #ifdef __cplusplus
 }
@@ -51,9 +57,10 @@ int hmd_ff_classical_create_cuda(struct hmd_force_provider *p, const struct hmd_
 #else
 static inline int hmd_ff_classical_create_cuda(struct hmd_force_provider *p,
                                                const struct hmd_topology *top,
-                                               const struct hmd_ff_settings *s, double rlist)
+                                               const struct hmd_ff_settings *s, double rlist,
+                                               bool atom_energies)
 {
-    (void)top, (void)s, (void)rlist;
+    (void)top, (void)s, (void)rlist, (void)atom_energies;
     p->ops = NULL;
     p->self = NULL;
     return hmd_error_set(HMD_ENOTSUP, "the classical force field on the GPU needs a build with "
