@@ -18,7 +18,8 @@
 # Env: CASES (lines "name model conf steps [halomd setting=value ...]", node_scaling.sh's
 # format; default the compressed water boxes of 1,536 and 12,288 atoms), RANKS (default "2 4";
 # 1 rank always runs), TRANSPORTS (halomd's, default "mpi nvshmem"), DEADLINE (s from start,
-# default 540: no run starts that cannot end before it), HALOMD (0: LAMMPS only).
+# default 540: no run starts that cannot end before it), HALOMD (0: LAMMPS only), WARM (steps
+# of the untimed first run, default 10: ms/step is the steady step of the other steps - WARM).
 # Duration: ~4-6 min with the defaults (conversion ~1 min, halomd's 10 runs ~1.5 min, LAMMPS's
 # 6 runs ~2 min); split with CASES (one case per call) if a call must be shorter.
 set -uo pipefail
@@ -26,7 +27,7 @@ T0=$(date +%s)
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-DEADLINE=${DEADLINE:-540} HALOMD=${HALOMD:-1}
+DEADLINE=${DEADLINE:-540} HALOMD=${HALOMD:-1} WARM=${WARM:-10}
 left() { echo $((DEADLINE - ($(date +%s) - T0))); }
 R=$PWD W=$PWD/examples/water
 CASES=${CASES:-"c1536t $W/water_trained.dp $W/water_1536.gro 400 model-compress=yes dlb=no
@@ -77,7 +78,7 @@ one() { # one NAME NP MODEL.pth DATA TMAP STEPS
   t=$(date +%s%N)
   (cd $T/runs && timeout $tmo "${wrap[@]}" "${LENV[@]}" "$L/mpich/bin/mpiexec.hydra" -launcher fork \
      -n "$np" "$L/lammps/lmp" -in "$R/bench/multi_gpu/in.deepmd" -var data "$data" -var model "$model" \
-     -var tmap "$tmap" -var steps "$steps" -var dt 0.0005 -var thermo "$steps" \
+     -var tmap "$tmap" -var steps "$steps" -var warm "$WARM" -var dt 0.0005 \
      -log ${name}_$np.log < /dev/null > ${name}_$np.out 2>&1)
   echo $? > $T/runs/${name}_$np.rc
   echo $(($(date +%s%N) - t)) > $T/runs/${name}_$np.wall
@@ -110,19 +111,21 @@ for f in sorted(glob.glob(os.path.join(t, "runs", "*.out"))):
     txt = open(f, errors="replace").read()
     r = {"case": name, "engine": "lammps", "ranks": int(np_),
          "rc": int(open(f[:-4] + ".rc").read()), "wall_s": 1e-9 * float(open(f[:-4] + ".wall").read())}
-    m = re.search(r"Loop time of (\S+) on (\d+) procs for (\d+) steps with (\d+) atoms", txt)
-    if m:
-        loop, steps, nat = float(m[1]), int(m[3]), int(m[4])
+    m = re.findall(r"Loop time of (\S+) on (\d+) procs for (\d+) steps with (\d+) atoms", txt)
+    if len(m) == 2:  # the warm-up run, then the timed one
+        r["warm_loop_s"], r["warm_steps"] = float(m[0][0]), int(m[0][2])
+        loop, steps, nat = float(m[1][0]), int(m[1][2]), int(m[1][3])
         r.update(loop_s=loop, steps=steps, natoms=nat, ms_per_step=1e3 * loop / steps,
                  atom_steps_per_s=nat * steps / loop)
     th = re.findall(r"^\s+(\d+)\s+(-?\d\S*)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", txt, re.M)
     if th:
         r["step0_pe_eV"] = float(th[0][1])
         r["last_pe_eV"] = float(th[-1][1])
-    for sec in ("Pair", "Neigh", "Comm", "Modify", "Other"):
-        s = re.search(rf"^{sec}\s+\|\s+(\S+)\s+\|\s+(\S+)\s+\|\s+(\S+)", txt, re.M)
-        if s:
-            r.setdefault("sections_s", {})[sec] = {"min": float(s[1]), "avg": float(s[2]), "max": float(s[3])}
+    for sec in ("Pair", "Neigh", "Comm", "Modify"):
+        s = re.findall(rf"^{sec}\s+\|\s+(\S+)\s+\|\s+(\S+)\s+\|\s+(\S+)", txt, re.M)
+        if len(s) == 2:  # the timed run's
+            s = s[1]
+            r.setdefault("sections_s", {})[sec] = {"min": float(s[0]), "avg": float(s[1]), "max": float(s[2])}
     g = re.search(r"Nghost:\s+(\S+) ave", txt)
     if g:
         r["ghost_avg"] = float(g[1])
@@ -163,7 +166,7 @@ hal = {}
 for h in (halomd or {}).get("runs", []):
     hal[(h["case"], h["ranks"], h["transport"])] = h
 print(f"\n{'case':9s} {'ranks':>5s} {'lammps ms':>10s} {'atom-st/s':>10s} {'GPU MiB':>8s} "
-      f"{'halomd ms (self/mpi/nvshmem)':>29s} {'x nvshmem':>9s} {'dPE0 rel':>9s}  device")
+      f"{'halomd ms (self/mpi/nvshmem)':>29s} {'lmp/halomd':>10s} {'dPE0 rel':>9s}  device")
 for r in runs:
     hs = [hal.get((r["case"], r["ranks"], tr)) for tr in ("self", "mpi", "nvshmem")]
     hms = "/".join(f"{h['ms_per_step']:.3f}" if h else "-" for h in hs)
@@ -174,6 +177,6 @@ for r in runs:
     ms = f"{r['ms_per_step']:.3f}" if "ms_per_step" in r else f"rc {r['rc']}"
     ats = f"{r['atom_steps_per_s']:.3g}" if "atom_steps_per_s" in r else "-"
     print(f"{r['case']:9s} {r['ranks']:5d} {ms:>10s} {ats:>10s} {r.get('gpu_mem_peak_MiB', 0):8d} "
-          f"{hms:>29s} {ratio:9.2f} {d:9.1e}  {','.join(r['devices']) or r.get('errors', ['?'])[0][:60]}")
+          f"{hms:>29s} {ratio:10.2f} {d:9.1e}  {','.join(r['devices']) or r.get('errors', ['?'])[0][:60]}")
 PY
 echo "total $(($(date +%s) - T0)) s"
