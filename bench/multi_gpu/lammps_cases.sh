@@ -205,29 +205,36 @@ rec = {"benchmark": "lammps_deepmd_side_by_side", "date": time.strftime("%Y-%m-%
        "command": "OUT=out bash bench/multi_gpu/lammps_cases.sh",
        "cases_spec": spec.splitlines(), "ranks": "1 " + ranks,
        "settings": "LAMMPS: in.deepmd (units metal, fix nve, fix momentum 100, timestep 0.0005, "
-                   "neighbor 2.0 bin, neigh_modify every 10 check no); ms/step = Loop time / steps "
-                   "(the step-0 set-up not counted); ranks > GPUs under MPS with 100/P % threads "
-                   "(tests/gpu/with_mps.sh), as halomd's runs",
+                   "neighbor 2.0 bin, neigh_modify every 10 check no); ms_per_step: Loop time of "
+                   "the run after the WARM steps / its steps, ms_per_step_all: of both runs "
+                   "(halomd's ms_per_step: every step after the step-0 forces); ranks > GPUs "
+                   "under MPS with 100/P % threads (tests/gpu/with_mps.sh), as halomd's runs; "
+                   "ms_ratio_vs_halomd_best: LAMMPS / halomd nvshmem (1 rank: self)",
        "runs": runs, "halomd": halomd,
        "not_run": open(os.path.join(t, "probe", "why.txt")).read().splitlines()
                   if os.path.exists(os.path.join(t, "probe", "why.txt")) else [],
        "ldd": open(os.path.join(t, "probe", "ldd.txt")).read().splitlines()}
-json.dump(rec, open(out, "w"), indent=1)
-hal = {}
-for h in (halomd or {}).get("runs", []):
-    hal[(h["case"], h["ranks"], h["transport"])] = h
-print(f"\n{'case':9s} {'ranks':>5s} {'lammps ms':>10s} {'atom-st/s':>10s} {'GPU MiB':>8s} "
-      f"{'halomd ms (self/mpi/nvshmem)':>29s} {'lmp/halomd':>10s} {'dPE0 rel':>9s}  device")
+hal = {(h["case"], h["ranks"], h["transport"]): h for h in (halomd or {}).get("runs", [])}
+rows = []
 for r in runs:
     hs = [hal.get((r["case"], r["ranks"], tr)) for tr in ("self", "mpi", "nvshmem")]
-    hms = "/".join(f"{h['ms_per_step']:.3f}" if h else "-" for h in hs)
     best = hs[2] or hs[0]
     ratio = r["ms_per_step"] / best["ms_per_step"] if best and "ms_per_step" in r else float("nan")
     ref = hal.get((r["case"], 1, "self"), {}).get("step0_pe_eV")
     d = abs(r["step0_pe_eV"] / ref - 1) if ref and "step0_pe_eV" in r else float("nan")
+    r["step0_pe_rel_diff_vs_halomd"] = d if d == d else None
+    r["ms_ratio_vs_halomd_best"] = ratio if ratio == ratio else None
+    rows.append((r, hs, ratio, d))
+json.dump(rec, open(out, "w"), indent=1)
+print(f"\n{'case':9s} {'ranks':>5s} {'lammps ms':>10s} {'atom-st/s':>10s} {'GPU MiB':>8s} "
+      f"{'halomd ms (self/mpi/nvshmem)':>29s} {'lmp/halomd':>10s} {'dPE0 rel':>9s}  device")
+for r, hs, ratio, d in rows:
+    hms = "/".join(f"{h['ms_per_step']:.3f}" if h else "-" for h in hs)
     ms = f"{r['ms_per_step']:.3f}" if "ms_per_step" in r else f"rc {r['rc']}"
     ats = f"{r['atom_steps_per_s']:.3g}" if "atom_steps_per_s" in r else "-"
     print(f"{r['case']:9s} {r['ranks']:5d} {ms:>10s} {ats:>10s} {r.get('gpu_mem_peak_MiB', 0):8d} "
           f"{hms:>29s} {ratio:10.2f} {d:9.1e}  {','.join(r['devices']) or r.get('errors', ['?'])[0][:60]}")
+for w in rec["not_run"]:
+    print("not run:", w)
 PY
 echo "total $(($(date +%s) - T0)) s"
