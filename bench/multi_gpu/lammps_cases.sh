@@ -65,11 +65,11 @@ pth() { # pth MODEL.dp COMPRESS(yes|no): prints the .pth path, converting it onc
   local m=$1 c=$2 b
   b=$T/$(basename "${m%.dp}")
   if [ ! -f "$b.pth" ]; then
-    timeout 120 "${LENV[@]}" python3 -m deepmd --pt convert-backend "$m" "$b.pth" > "$b.convert.log" 2>&1
+    timeout 120 "${LENV[@]}" python3 -m deepmd --pt convert-backend "$m" "$b.pth" < /dev/null > "$b.convert.log" 2>&1
   fi
   if [ "$c" = yes ] && [ -f "$b.pth" ] && [ ! -f "${b}_compressed.pth" ]; then
     timeout 180 "${LENV[@]}" python3 -m deepmd --pt compress -i "$b.pth" -o "${b}_compressed.pth" \
-      > "$b.compress.log" 2>&1
+      < /dev/null > "$b.compress.log" 2>&1
   fi
   [ "$c" = yes ] && echo "${b}_compressed.pth" || echo "$b.pth"
 }
