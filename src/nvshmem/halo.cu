@@ -431,28 +431,88 @@ __global__ void sum_kernel(sum_plan p, const double *local, double *total)
 
 /* ---- host side ---- */
 
-/* A device array that grows. */
-template <typename T> struct darray {
-    T *p = nullptr;
-    size_t cap = 0;
+/* The plan's device arrays in one allocation, filled from pinned memory by one copy queued on
+ * the stream: a list step's set-up costs one transfer instead of a synchronous copy per array.
+ * Each array keeps a region of its own with room to grow, so that the arrays stay where they
+ * are (a recorded step holds their addresses) until one outgrows its region. */
+struct plan_arena {
+    static constexpr int N = 13;
+    size_t cap[N] = {}, off[N] = {}; /* bytes of each array's region, and where it starts */
+    size_t size = 0;                 /* bytes of the regions */
+    char *dev = nullptr, *host = nullptr;
+    cudaEvent_t copied = nullptr; /* the last copy out of `host` is done */
 };
 
-template <typename T> int put(darray<T> &a, const std::vector<T> &v, size_t &bytes)
+/* One array of the arena: n elements of `size` bytes from src; *dst gets its device address. */
+struct arena_piece {
+    const void *src;
+    size_t n, size;
+    const void **dst;
+};
+
+template <typename T> arena_piece piece(const std::vector<T> &v, const T **dst)
 {
-    if (v.size() > a.cap) {
-        cudaFree(a.p);
-        bytes -= a.cap * sizeof(T);
-        a.p = nullptr;
-        a.cap = 0;
-        const size_t cap = v.size() + v.size() / 2 + 16;
-        CHECK(cudaMalloc((void **)&a.p, cap * sizeof(T)));
-        a.cap = cap;
-        bytes += cap * sizeof(T);
+    return arena_piece{v.data(), v.size(), sizeof(T), (const void **)dst};
+}
+
+/* Copies the pieces into the arena's regions on `stream` (laid out anew, and *moved set, when a
+ * piece outgrew its region); bytes follows the device memory held. */
+int arena_upload(plan_arena &a, const arena_piece *pieces, int n, cudaStream_t stream,
+                 size_t &bytes, bool *moved)
+{
+    bool fits = a.dev != nullptr;
+    for (int k = 0; k < n; k++) {
+        fits = fits && pieces[k].n * pieces[k].size <= a.cap[k];
     }
-    if (!v.empty()) {
-        CHECK(cudaMemcpy(a.p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+    *moved = !fits;
+    if (!fits) {
+        if (a.copied) {
+            CHECK(cudaEventSynchronize(a.copied));
+        }
+        cudaFree(a.dev);
+        cudaFreeHost(a.host);
+        bytes -= a.size;
+        a.dev = a.host = nullptr;
+        a.size = 0;
+        for (int k = 0; k < n; k++) {
+            const size_t b = pieces[k].n * pieces[k].size;
+            a.cap[k] = (b + b / 2 + 256 + 15) & ~(size_t)15;
+            a.off[k] = a.size;
+            a.size += a.cap[k];
+        }
+        CHECK(cudaMalloc((void **)&a.dev, a.size));
+        CHECK(cudaMallocHost((void **)&a.host, a.size));
+        bytes += a.size;
+        if (!a.copied) {
+            CHECK(cudaEventCreateWithFlags(&a.copied, cudaEventDisableTiming));
+        }
+    } else {
+        CHECK(cudaEventSynchronize(a.copied)); /* the last copy has left `host` */
     }
+    size_t end = 0;
+    for (int k = 0; k < n; k++) {
+        const size_t b = pieces[k].n * pieces[k].size;
+        if (b > 0) {
+            memcpy(a.host + a.off[k], pieces[k].src, b);
+            end = a.off[k] + b;
+        }
+        *pieces[k].dst = a.dev + a.off[k];
+    }
+    if (end > 0) {
+        CHECK(cudaMemcpyAsync(a.dev, a.host, end, cudaMemcpyHostToDevice, stream));
+    }
+    CHECK(cudaEventRecord(a.copied, stream));
     return HMD_OK;
+}
+
+void arena_free(plan_arena &a)
+{
+    cudaFree(a.dev);
+    cudaFreeHost(a.host);
+    if (a.copied) {
+        cudaEventDestroy(a.copied);
+    }
+    a = plan_arena{};
 }
 
 struct nvshmem_transport {
@@ -460,20 +520,14 @@ struct nvshmem_transport {
     const hmd_halo_plan *plan;
     device_plan dp;
     sum_plan sp;
-    darray<dswap> swap;
-    darray<int> root, dst, eswap, chain_offset, chain, send_list;
-    darray<unsigned long long> chunk_deps;
-    darray<int> chunk_begin;
-    darray<int> slot, bulk_begin; /* HMD_NVSHMEM_BULK */
-    darray<int4> bulk;
-    bool use_bulk;
+    plan_arena arena; /* device_plan's arrays */
+    bool use_bulk;    /* HMD_NVSHMEM_BULK */
     hmd_cuda_halo_shifts shifts;
     unsigned int *count;        /* device [HMD_HALO_MAX_SWAPS] */
     unsigned long long *seq;    /* device [1] sums made */
     unsigned long long *epoch;  /* device [2] forwards and reverses made */
     unsigned int *blocks_done;  /* device [1] */
     unsigned long long *waited; /* device [2] ns forward and reverse waited */
-    int *counts;                /* device [2] */
     double **peer_box;          /* device [npes] */
     unsigned long long **peer_sig_sum;
     long long wait_cycles;
@@ -674,14 +728,18 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
     /* [2 s] entries swap s sends, [2 s + 1] those it sends to another rank: their largest over
      * the ranks sizes the landing and send slices, at the same place on every rank */
     std::vector<int> most(2 * (size_t)plan->nswap);
-    for (int s = 0; s < plan->nswap; s++) {
+    std::vector<int> theirs(plan->nswap, 0);
+    std::vector<hmd_comm_pair> pairs(plan->nswap);
+    for (int s = 0; s < plan->nswap; s++) { /* all at once: one round of messages */
         const hmd_halo_swap *sw = &plan->swap[s];
-        int mine = sw->recv_offset, theirs = 0;
-        hmd_comm_exchange(sw->from, &mine, sw->from < 0 ? 0 : sizeof mine, sw->to, &theirs,
-                          sw->to < 0 ? 0 : sizeof theirs, HMD_TAG_FORWARD);
-        peer_recv[s] = sw->to == me ? sw->recv_offset : theirs;
+        pairs[s] = {sw->from, &sw->recv_offset, sw->from < 0 ? 0 : sizeof(int),
+                    sw->to,   &theirs[s],       sw->to < 0 ? 0 : sizeof(int)};
         most[2 * s] = sw->nsend;
         most[2 * s + 1] = sw->to >= 0 && sw->to != me ? sw->nsend : 0;
+    }
+    hmd_comm_exchange_all(pairs.data(), plan->nswap, HMD_TAG_ALL_FORWARD);
+    for (int s = 0; s < plan->nswap; s++) {
+        peer_recv[s] = plan->swap[s].to == me ? plan->swap[s].recv_offset : theirs[s];
     }
     hmd_comm_max_int(most.data(), 2 * plan->nswap);
     int land = 0, sbuf = 0;
@@ -735,49 +793,40 @@ int nv_setup(void *self, const hmd_halo_arrays *a)
         }
         plan_bulk(mapped, fl);
     }
-    const std::vector<int> send(plan->send_list, plan->send_list + plan->nsend_total);
-    const void *before[] = {t->swap.p,         t->root.p,  t->dst.p,        t->eswap.p,
-                            t->chain_offset.p, t->chain.p, t->send_list.p,  t->chunk_deps.p,
-                            t->chunk_begin.p,  t->slot.p,  t->bulk_begin.p, t->bulk.p};
-    rc = rc ? rc : put(t->swap, sw, t->bytes);
-    rc = rc ? rc : put(t->root, fl.root, t->bytes);
-    rc = rc ? rc : put(t->dst, fl.dst, t->bytes);
-    rc = rc ? rc : put(t->eswap, fl.eswap, t->bytes);
-    rc = rc ? rc : put(t->chain_offset, fl.chain_offset, t->bytes);
-    rc = rc ? rc : put(t->chain, fl.chain, t->bytes);
-    rc = rc ? rc : put(t->send_list, send, t->bytes);
-    rc = rc ? rc : put(t->chunk_deps, fl.chunk_deps, t->bytes);
-    rc = rc ? rc : put(t->chunk_begin, fl.chunk_begin, t->bytes);
-    rc = rc ? rc : put(t->slot, fl.slot, t->bytes);
-    rc = rc ? rc : put(t->bulk_begin, fl.bulk_begin, t->bytes);
-    rc = rc ? rc : put(t->bulk, fl.bulk, t->bytes);
     if (rc) {
         return rc;
     }
-    const void *after[] = {t->swap.p,         t->root.p,  t->dst.p,        t->eswap.p,
-                           t->chain_offset.p, t->chain.p, t->send_list.p,  t->chunk_deps.p,
-                           t->chunk_begin.p,  t->slot.p,  t->bulk_begin.p, t->bulk.p};
-    const int counts[2] = {(int)fl.root.size(), (int)fl.chunk_deps.size()};
-    CHECK(cudaMemcpy(t->counts, counts, sizeof counts, cudaMemcpyHostToDevice));
+    const std::vector<int> send(plan->send_list, plan->send_list + plan->nsend_total);
+    const std::vector<int> counts = {(int)fl.root.size(), (int)fl.chunk_deps.size()};
+    device_plan &dp = t->dp;
+    const arena_piece pieces[plan_arena::N] = {
+        piece(sw, &dp.swap),
+        piece(fl.root, &dp.root),
+        piece(fl.dst, &dp.dst),
+        piece(fl.eswap, &dp.eswap),
+        piece(fl.chain_offset, &dp.chain_offset),
+        piece(fl.chain, &dp.chain),
+        piece(send, &dp.send_list),
+        piece(fl.chunk_deps, &dp.chunk_deps),
+        piece(fl.chunk_begin, &dp.chunk_begin),
+        piece(fl.slot, &dp.slot),
+        piece(fl.bulk_begin, &dp.bulk_begin),
+        piece(fl.bulk, &dp.bulk),
+        piece(counts, &dp.counts),
+    };
+    bool moved = false;
+    rc = arena_upload(t->arena, pieces, plan_arena::N, (cudaStream_t)a->stream, t->bytes, &moved);
+    if (rc) {
+        return rc;
+    }
+    if (!t->use_bulk) {
+        dp.slot = NULL;
+    }
     /* the swap count is a kernel argument: a recorded step holds it */
-    if (memcmp(before, after, sizeof before) || plan->nswap != t->dp.nswap) {
+    if (moved || plan->nswap != dp.nswap) {
         t->generation++;
     }
-    device_plan &dp = t->dp;
     dp.nswap = plan->nswap;
-    dp.counts = t->counts;
-    dp.swap = t->swap.p;
-    dp.root = t->root.p;
-    dp.dst = t->dst.p;
-    dp.eswap = t->eswap.p;
-    dp.chain_offset = t->chain_offset.p;
-    dp.chain = t->chain.p;
-    dp.send_list = t->send_list.p;
-    dp.chunk_deps = t->chunk_deps.p;
-    dp.chunk_begin = t->chunk_begin.p;
-    dp.slot = t->use_bulk ? t->slot.p : NULL;
-    dp.bulk_begin = t->bulk_begin.p;
-    dp.bulk = t->bulk.p;
     dp.shift = t->shifts.dev;
     dp.count = t->count;
     dp.sig_x = t->sig_x;
@@ -879,11 +928,9 @@ void nv_destroy(void *self)
         return;
     }
     cudaDeviceSynchronize();
-    void *plain[] = {t->swap.p,         t->root.p,  t->dst.p,        t->eswap.p,
-                     t->chain_offset.p, t->chain.p, t->send_list.p,  t->chunk_deps.p,
-                     t->chunk_begin.p,  t->count,   t->seq,          t->epoch,
-                     t->blocks_done,    t->counts,  t->peer_box,     t->peer_sig_sum,
-                     t->waited,         t->slot.p,  t->bulk_begin.p, t->bulk.p};
+    void *plain[] = {t->count,    t->seq,          t->epoch, t->blocks_done,
+                     t->peer_box, t->peer_sig_sum, t->waited};
+    arena_free(t->arena);
     for (void *p : plain) {
         cudaFree(p);
     }
@@ -934,7 +981,6 @@ int open_transport(nvshmem_transport *t)
     rc = rc ? rc : dev_alloc(t, &t->epoch, 2);
     rc = rc ? rc : dev_alloc(t, &t->blocks_done, 1);
     rc = rc ? rc : dev_alloc(t, &t->waited, 2);
-    rc = rc ? rc : dev_alloc(t, &t->counts, 2);
     rc = rc ? rc : dev_alloc(t, &t->peer_box, npes);
     rc = rc ? rc : dev_alloc(t, &t->peer_sig_sum, npes);
     rc = hmd_comm_agree(rc); /* the symmetric allocations below are collective */

@@ -512,51 +512,81 @@ void drop_graph(hmd_cuda_md *md)
     md->program.clear();
 }
 
-/* Records device pieces [p0, p1) of md->program into one more graph. */
-int record(hmd_cuda_md *md, size_t p0, size_t p1)
+/* Records device pieces [p0, p1) of md->program into one more graph; `old` (or NULL), an
+ * executable graph of an earlier recording, is updated to it where the two have the same
+ * shape (kernel arguments and sizes may differ), which costs less than making a new one, and
+ * is destroyed otherwise. */
+int record(hmd_cuda_md *md, size_t p0, size_t p1, cudaGraphExec_t old)
 {
     cudaStream_t st = stream_of(md);
-    HMD_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    cudaError_t began = cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
+    if (began != cudaSuccess) {
+        if (old) {
+            cudaGraphExecDestroy(old);
+        }
+        HMD_CUDA_CHECK(began);
+    }
     int rc = HMD_OK;
     for (size_t p = p0; p < p1 && !rc; p++) {
         rc = md->program[p].run();
     }
     cudaGraph_t g = NULL;
     const cudaError_t end = cudaStreamEndCapture(st, &g);
-    if (rc) {
+    if (rc || end != cudaSuccess) {
         if (g) {
             cudaGraphDestroy(g);
         }
+        if (old) {
+            cudaGraphExecDestroy(old);
+        }
+        HMD_CUDA_CHECK(end);
         return rc;
     }
-    HMD_CUDA_CHECK(end);
     md->graphs.push_back(g);
     cudaGraphExec_t e = NULL;
-    HMD_CUDA_CHECK(cudaGraphInstantiate(&e, g, 0));
+    if (old) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate(old, g, &info) == cudaSuccess) {
+            e = old;
+        } else {
+            (void)cudaGetLastError(); /* not updatable: a new one */
+            cudaGraphExecDestroy(old);
+        }
+    }
+    if (!e) {
+        HMD_CUDA_CHECK(cudaGraphInstantiate(&e, g, 0));
+    }
     md->execs.push_back(e);
     md->schedule.push_back((int)md->execs.size() - 1);
     return HMD_OK;
 }
 
 /* Records the step: a graph for every run of device pieces, host pieces in between (again when
- * the arrays it points to moved). */
+ * the arrays it points to moved), updating the executable graphs of the last recording where
+ * it can. */
 int make_graph(hmd_cuda_md *md)
 {
+    std::vector<cudaGraphExec_t> old;
+    old.swap(md->execs);
     drop_graph(md);
     md->program = step_program(md);
-    size_t p0 = 0;
+    size_t p0 = 0, used = 0;
     int rc = HMD_OK;
     for (size_t p = 0; p <= md->program.size() && !rc; p++) {
         const bool end = p == md->program.size();
         if (end || md->program[p].host) {
             if (p > p0) {
-                rc = record(md, p0, p);
+                rc = record(md, p0, p, used < old.size() ? old[used] : NULL);
+                used++;
             }
             if (!end) {
                 md->schedule.push_back(-1 - (int)p);
             }
             p0 = p + 1;
         }
+    }
+    for (size_t k = used; k < old.size(); k++) {
+        cudaGraphExecDestroy(old[k]);
     }
     if (!rc) {
         md->graph_key = graph_key(md);
@@ -709,6 +739,7 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct
         io.host = a;
         rc = hmd_force_provider_prepare(&md->providers[p], &io);
     }
+
     if (!rc && forces_s) {
         HMD_CUDA_CHECK(cudaEventRecord(md->forces_begin, st));
     }
