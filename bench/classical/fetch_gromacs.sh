@@ -44,8 +44,10 @@ if grep -q "not found" ldd_final.txt; then
   cat ldd_final.txt
   exit 1
 fi
-# the topology files the cases include (amber99sb-ildn.ff and nothing else)
+# the topology files the cases include (amber99sb-ildn.ff), and the library's own data files
+# grompp reads whatever the topology (residuetypes.dat and the other top-level .dat files)
 cp -a x/usr/share/gromacs/top/amber99sb-ildn.ff stage/top/
+cp -a x/usr/share/gromacs/top/*.dat stage/top/
 rm -f stage/top/amber99sb-ildn.ff/*.rtp stage/top/amber99sb-ildn.ff/*.hdb \
   stage/top/amber99sb-ildn.ff/*.arn stage/top/amber99sb-ildn.ff/*.r2b \
   stage/top/amber99sb-ildn.ff/*.tdb stage/top/amber99sb-ildn.ff/*.vsd

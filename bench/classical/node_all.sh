@@ -21,6 +21,12 @@ W=$(mktemp -d /tmp/node_all.XXXXXX)
 mkdir -p "$OUT"
 t0=$(date +%s)
 summary=()
+# the bundle's force fields for halomd's -p as well (run.sh's wrapper sets them for gmx only)
+if [ -z "${GMXLIB:-}" ] && [ -f .gpudeps/gmx.tar.xz ]; then
+  mkdir -p .gpudeps/gmx
+  [ -d .gpudeps/gmx/top ] || tar -C .gpudeps/gmx -xJf .gpudeps/gmx.tar.xz
+  export GMXLIB=$ROOT/.gpudeps/gmx/top
+fi
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   timeout 240 ctest --test-dir build-gpu -R "gpu\.ff_" --output-on-failure > "$W/ctest.log" 2>&1
   summary+=("tests: exit $? ($(grep -E "tests passed|tests failed" "$W/ctest.log" | tail -1))")

@@ -39,13 +39,14 @@ if [ -z "${GMX:-}" ] && [ -f .gpudeps/gmx.tar.xz ]; then
   mkdir -p .gpudeps/gmx
   [ -x .gpudeps/gmx/bin/gmx ] || tar -C .gpudeps/gmx -xJf .gpudeps/gmx.tar.xz
   G=$ROOT/.gpudeps/gmx
-  printf '#!/bin/bash\nGMXLIB=%s/top LD_LIBRARY_PATH=%s/lib:${LD_LIBRARY_PATH:-} exec %s/bin/gmx "$@"\n' \
+  # (OMP_NUM_THREADS left out: mdrun refuses one that differs from -ntomp)
+  printf '#!/bin/bash\nexec env -u OMP_NUM_THREADS GMXLIB=%s/top LD_LIBRARY_PATH=%s/lib:${LD_LIBRARY_PATH:-} %s/bin/gmx "$@"\n' \
     "$G" "$G" "$G" > "$G/gmx.sh"
   chmod +x "$G/gmx.sh"
   GMX=$G/gmx.sh
 fi
 GMX=${GMX:-gmx}
-GMX_NT=${GMX_NT:-$(nproc)}
+GMX_NT=${GMX_NT:-$(nproc --all)} # (nproc alone follows OMP_NUM_THREADS)
 BACKEND=${BACKEND:-cuda}
 OUT=${OUT:-$ROOT/out/bench_classical}
 CASES=${CASES:-"water_1536 water_12288 water_24576 water_41472 water_98304 protein"}

@@ -45,8 +45,8 @@ fi
 
 if has npt; then
   t0=$(date +%s)
-  timeout 290 python3 bench/npt_check.py build-gpu/halomd examples/water/water_trained.dp \
-    examples/water/water_1536.gro "$NPT_STEPS" --json "$OUT/npt_check.json" -- -backend cuda \
+  timeout 290 python3 bench/npt_check.py "$PWD/build-gpu/halomd" "$PWD/examples/water/water_trained.dp" \
+    "$PWD/examples/water/water_1536.gro" "$NPT_STEPS" --json "$OUT/npt_check.json" -- -backend cuda \
     > $T/npt_check.out 2>&1
   rc=$?
   summary+=("npt: exit $rc (0: <P> within 3 errors of ref-p, 1: not, 124: over 290 s)"
