@@ -8,7 +8,7 @@
 # probe absorbs are counted and halomd's own faults would still be found.
 set -e
 build=$1; seconds=$2; json=$3; shift 3
-targets=${*:-gro pdb xyz lammps_data mdp checkpoint model_dp}
+targets=${*:-gro pdb xyz lammps_data mdp checkpoint model_dp top}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(cd "$build" && pwd)/fuzz
 make -s -C "$here/tests/fuzz" OUT="$out" -j2 >/dev/null

@@ -12,7 +12,7 @@ set(FUZZ_OUT ${CMAKE_BINARY_DIR}/fuzz)
 set(FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 add_test(NAME fuzz.build COMMAND make -s -C ${FUZZ_DIR} CC=${HMD_CLANG} OUT=${FUZZ_OUT} -j2)
 set_tests_properties(fuzz.build PROPERTIES LABELS fuzz FIXTURES_SETUP fuzz_bins TIMEOUT 300)
-foreach(t gro pdb xyz lammps_data mdp checkpoint model_dp)
+foreach(t gro pdb xyz lammps_data mdp checkpoint model_dp top)
   add_test(NAME fuzz.${t}
     COMMAND ${FUZZ_DIR}/run_fuzz.sh ${t} ${FUZZ_OUT} ${HMD_FUZZ_SECONDS} ${FUZZ_OUT}/work/${t})
   set_tests_properties(fuzz.${t} PROPERTIES LABELS fuzz FIXTURES_REQUIRED fuzz_bins TIMEOUT 120)
