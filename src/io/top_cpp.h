@@ -25,6 +25,11 @@ struct hmd_top_cpp_options {
     const char *defines;   /* "-DNAME -DNAME=value ...", the mdp key `define`; NULL: none */
     const char *gmxlib;    /* colon-separated folders; NULL: the GMXLIB environment variable */
     const char *share_top; /* installed force fields; NULL: HMD_GMX_SHARE_TOP, "": none */
+    /* io/topology.h hmd_topology_read only: the atoms of the structure file `structure` the
+     * topology goes with, checked against [ molecules ] before the system is made (a topology
+     * of a few lines can claim 10^9 atoms); 0: not known */
+    long long natoms;
+    const char *structure;
 };
 
 /* Opens the topology `path` (borrowed until close) with `opt` (NULL: all defaults). On success

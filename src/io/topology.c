@@ -972,7 +972,7 @@ int hmd_topology_exclusions(int natoms, int nbonds, const int (*bond)[2], int nr
 }
 
 /* The whole system from the molecule types and [ molecules ]. */
-static int expand(struct reader *r)
+static int expand(struct reader *r, const struct hmd_top_cpp_options *opt)
 {
     struct hmd_topology *t = r->top;
     long long natoms = 0, ninter = 0, nexcl = 0;
@@ -992,6 +992,12 @@ static int expand(struct reader *r)
         if (!rc && mstart[k]) {
             nexcl += (long long)r->blocks[b].count * mstart[k][m->natoms];
         }
+    }
+    if (!rc && opt && opt->natoms > 0 && natoms != opt->natoms) {
+        rc = hmd_error_set(HMD_EDATA,
+                           "%s has %lld atoms, the topology's [ molecules ] %lld; the structure "
+                           "and the topology must describe the same system",
+                           opt->structure ? opt->structure : "the structure", opt->natoms, natoms);
     }
     if (!rc && (natoms > INT_MAX / 2 || ninter > INT_MAX / 2 || nexcl > INT_MAX / 2)) {
         rc = hmd_error_set(HMD_EDATA, "the topology's system is too large (%lld atoms)", natoms);
@@ -1168,7 +1174,7 @@ int hmd_topology_read(struct hmd_topology *top, const char *path,
                            path);
     }
     if (!rc) {
-        rc = expand(&r);
+        rc = expand(&r, opt);
     }
     reader_free(&r);
     if (rc) {

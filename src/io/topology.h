@@ -108,7 +108,8 @@ struct hmd_topology {
 };
 
 /* Reads the topology `path` with the preprocessor options `opt` (defines, GMXLIB, the
- * installed force fields; NULL: defaults). On success *top holds the system (free with
+ * installed force fields, and the structure's atom count that [ molecules ] must make; NULL:
+ * defaults). On success *top holds the system (free with
  * hmd_topology_free); on failure it is zeroed and the status carries the message. */
 int hmd_topology_read(struct hmd_topology *top, const char *path,
                       const struct hmd_top_cpp_options *opt);

@@ -192,11 +192,13 @@ static int apply_checkpoint(struct md *md)
     return HMD_OK;
 }
 
-/* -p: every rank reads the topology (each builds the classical provider from it) and the
- * settings of the run's parameters; the nnp-group of hybrid ML/MM. */
-static int read_topology(struct md *md)
+/* -p: every rank reads the topology (each builds the classical provider from it), which must
+ * make the `natoms` atoms of the structure, and the settings of the run's parameters; the
+ * nnp-group of hybrid ML/MM. */
+static int read_topology(struct md *md, long long natoms)
 {
-    const struct hmd_top_cpp_options cpp = {.defines = md->p.define};
+    const struct hmd_top_cpp_options cpp = {
+        .defines = md->p.define, .natoms = natoms, .structure = md->opt->conf};
     int rc = hmd_topology_read(&md->top, md->opt->top, &cpp);
     if (!rc) {
         rc = hmd_ff_settings_from_params(&md->p, &md->ff);
@@ -309,15 +311,17 @@ static int set_up_system(struct md *md)
     if (md->has_model) {
         rc = hmd_comm_agree(hmd_model_setup(md->model_path, &md->p, &md->model));
     }
+    if (!rc) { /* before the topology: its [ molecules ] must make the structure's atoms */
+        rc = hmd_comm_rank() == 0 ? hmd_structure_read(conf, &md->frames, &md->nframes) : HMD_OK;
+        rc = hmd_comm_agree(rc);
+    }
     if (!rc && md->has_top) {
-        rc = hmd_comm_agree(read_topology(md));
+        int natoms = hmd_comm_rank() == 0 ? md->frames[0].natoms : 0;
+        hmd_comm_bcast(&natoms, sizeof natoms, 0);
+        rc = hmd_comm_agree(read_topology(md, natoms));
     }
     if (!rc) {
         rc = hmd_comm_agree(hmd_params_check(&md->p, force_cutoff(md)));
-    }
-    if (!rc) {
-        rc = hmd_comm_rank() == 0 ? hmd_structure_read(conf, &md->frames, &md->nframes) : HMD_OK;
-        rc = hmd_comm_agree(rc);
     }
     if (!rc) {
         rc = check_structure(md, &group_type0);

@@ -11,6 +11,9 @@ halomd_cli_test(NAME ff_atom_order EXIT 65
   KEEP md.log ARGS run -c ${HMD_TEST_DATA}/ff/bad/water_192_swapped.gro -p ${FFW}/water_192.top ${FFSET})
 halomd_cli_test(NAME ff_atom_count EXIT 65 MATCH "water_1536.gro has 1536 atoms, the topology's .* 192"
   ARGS run -c ${FFW}/water_1536.gro -p ${FFW}/water_192.top ${FFSET})
+halomd_cli_test(NAME ff_huge_molecules EXIT 65
+  MATCH "water_192.gro has 192 atoms, the topology's \\[ molecules \\] 281938803"
+  ARGS run -c ${FFW}/water_192.gro -p ${HMD_TEST_DATA}/bad/fuzz/top_huge_molecules.top ${FFSET})
 halomd_cli_test(NAME ff_settles_refused EXIT 69 MATCH "tip3p.itp:[0-9]+: .*settles.*-DFLEXIBLE"
   ARGS run -c ${FFW}/water_192.gro -p ${FFW}/water_192.top)
 halomd_cli_test(NAME ff_bad_switch EXIT 78 MATCH "rvdw-switch from -set, rvdw from -set"

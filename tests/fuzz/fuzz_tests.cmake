@@ -21,6 +21,7 @@ endforeach()
 add_test(NAME fuzz.reproducers COMMAND sh -c "\
 ${FUZZ_OUT}/fuzz_gro -malloc_limit_mb=256 ${HMD_TEST_DATA}/bad/fuzz/gro_huge_count.gro && \
 ${FUZZ_OUT}/fuzz_model_dp -malloc_limit_mb=256 ${HMD_TEST_DATA}/bad/fuzz/model_h5hg_read.dp && \
+${FUZZ_OUT}/fuzz_top -malloc_limit_mb=256 ${HMD_TEST_DATA}/bad/fuzz/top_huge_molecules.top && \
 HALOMD_MODEL_PROBE=0 ${FUZZ_OUT}/fuzz_model_dp ${HMD_TEST_DATA}/bad/fuzz/model_json_nan_at_end.dp")
 set_tests_properties(fuzz.reproducers PROPERTIES LABELS fuzz FIXTURES_REQUIRED fuzz_bins
   ENVIRONMENT "HMD_FUZZ_TMP=${CMAKE_CURRENT_BINARY_DIR}/tmp")
