@@ -2,6 +2,7 @@
 #include "cuda/cuda_internal.cuh"
 
 #include "cuda/ff/pair_list.cuh"
+#include "cuda/nbr/cell_grid.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -11,21 +12,7 @@ namespace
 
 constexpr int T = 256;
 
-struct grid {
-    double lo[3];
-    double inv[3]; /* 1 / cell width */
-    int n[3];
-};
-
-__device__ unsigned cell_of(const grid &g, const double *x)
-{
-    int c[3];
-    for (int d = 0; d < 3; d++) {
-        const int k = (int)((x[d] - g.lo[d]) * g.inv[d]);
-        c[d] = k < 0 ? 0 : (k >= g.n[d] ? g.n[d] - 1 : k);
-    }
-    return (unsigned)((c[2] * g.n[1] + c[1]) * g.n[0] + c[0]);
-}
+using grid = hmd_cell_grid;
 
 /* Each local atom's charge, type and cell; the cells' counts. */
 __global__ void bin_local(int nall, const double *x, const int64_t *id, const double *charge,
@@ -39,7 +26,7 @@ __global__ void bin_local(int nall, const double *x, const int64_t *id, const do
     const int64_t gk = id[k];
     q[k] = charge[gk];
     type[k] = gtype[gk];
-    const unsigned b = cell_of(g, x + 3 * k);
+    const unsigned b = (unsigned)hmd_cell_grid_cell(g, x + 3 * k);
     bin_of[k] = b;
     order_in[k] = k;
     atomicAdd(&bin_count[b], 1);
@@ -83,7 +70,7 @@ __global__ void find_partners(find_args a, grid g)
     const int gi = (int)a.id[i];
     const double qi = a.q[i];
     const int row = a.type[i] * a.ntypes, ex0 = a.excl_start[gi], ex1 = a.excl_start[gi + 1];
-    const unsigned b = cell_of(g, a.x + 3 * i);
+    const unsigned b = (unsigned)hmd_cell_grid_cell(g, a.x + 3 * i);
     const int c0 = (int)(b % (unsigned)g.n[0]), c1 = (int)((b / (unsigned)g.n[0]) % g.n[1]),
               c2 = (int)(b / (unsigned)(g.n[0] * g.n[1]));
     int n = 0;
@@ -234,16 +221,7 @@ int hmd_ff_pair_list_build(struct hmd_ff_pair_list *pl, int nlocal, int nall, co
                            double rlist, cudaStream_t stream, bool *moved)
 {
     grid g;
-    long ncells = 1;
-    for (int d = 0; d < 3; d++) {
-        const double len = hi[d] - lo[d];
-        int n = (int)(len / rlist);
-        n = n < 1 ? 1 : (n > 1024 ? 1024 : n);
-        g.lo[d] = lo[d];
-        g.n[d] = n;
-        g.inv[d] = n / (len > 0 ? len : 1.0);
-        ncells *= n;
-    }
+    const long ncells = hmd_cell_grid_make(&g, lo, hi, rlist);
     if (ncells > (1L << 28)) {
         return hmd_error_set(HMD_ECONFIG, "classical force field on the GPU: the atoms span "
                                           "more than 2^28 list cells");

@@ -5,32 +5,20 @@
  * them by distance (and index on ties), so results do not. */
 #include "cuda/cuda_internal.cuh"
 
+#include "cuda/nbr/cell_grid.cuh"
+
 #include <cub/device/device_scan.cuh>
 
 namespace
 {
 
-struct grid {
-    double lo[3];
-    double inv[3]; /* 1 / cell width */
-    int n[3];
-};
-
-__device__ int cell_index(const grid &g, const double *x)
-{
-    int c[3];
-    for (int d = 0; d < 3; d++) {
-        int k = (int)((x[d] - g.lo[d]) * g.inv[d]);
-        c[d] = k < 0 ? 0 : (k >= g.n[d] ? g.n[d] - 1 : k);
-    }
-    return (c[2] * g.n[1] + c[1]) * g.n[0] + c[0];
-}
+using grid = hmd_cell_grid;
 
 __global__ void bin_atoms(int nall, const double *x, grid g, int *bin_of, int *bin_count)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < nall) {
-        int b = cell_index(g, x + 3 * i);
+        int b = hmd_cell_grid_cell(g, x + 3 * i);
         bin_of[i] = b;
         atomicAdd(&bin_count[b], 1);
     }
@@ -175,16 +163,7 @@ int hmd_nbr_list_build_cuda(struct hmd_cuda_nbr *nl, int nlocal, int nall, const
                             cudaStream_t stream, size_t *device_bytes)
 {
     grid g;
-    long ncells = 1;
-    for (int d = 0; d < 3; d++) {
-        const double len = hi[d] - lo[d];
-        int n = (int)(len / rlist);
-        n = n < 1 ? 1 : (n > 1024 ? 1024 : n);
-        g.lo[d] = lo[d];
-        g.n[d] = n;
-        g.inv[d] = n / (len > 0 ? len : 1.0);
-        ncells *= n;
-    }
+    const long ncells = hmd_cell_grid_make(&g, lo, hi, rlist);
     const int ncell = (int)ncells;
     int rc = reserve_cells(nl, nall, ncell, device_bytes);
     if (rc) {
