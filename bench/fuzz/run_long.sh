@@ -1,6 +1,7 @@
 #!/bin/sh
 # Longer fuzzing runs of every reader harness (tests/fuzz), one after another, recorded as JSON.
-# Usage: bench/fuzz/run_long.sh BUILD_DIR SECONDS_EACH OUT_JSON [TARGETS...]
+# Usage: [RUNS=N] bench/fuzz/run_long.sh BUILD_DIR SECONDS_EACH OUT_JSON [TARGETS...]
+# With RUNS, a harness stops after N executions or SECONDS_EACH, whichever comes first.
 # Builds the harnesses (make -C tests/fuzz), runs each with run_fuzz.sh for SECONDS_EACH, and
 # writes per target: executions, executions per second, corpus growth, peak RSS and findings
 # (the reproducers stay under BUILD_DIR/fuzz/long/<target>). The model harness runs with
@@ -17,13 +18,13 @@ printf '{\n  "what": "libFuzzer runs of the reader harnesses (tests/fuzz), ASan+
     "$(clang --version | head -1 | sed 's/.*version //')" > "$json"
 printf '  "commit": "%s",\n  "date": "%s",\n  "machine": "build machine, 2 cores, one core per run",\n' \
     "$commit" "$(date -u +%Y-%m-%d)" >> "$json"
-printf '  "seconds_each": %s,\n  "targets": {\n' "$seconds" >> "$json"
+printf '  "seconds_each": %s,\n  "runs_each": %s,\n  "targets": {\n' "$seconds" "${RUNS:-null}" >> "$json"
 first=1
 for t in $targets; do
     work=$out/long/$t
-    extra=""
+    extra=${RUNS:+-runs=$RUNS}
     if [ "$t" = model_dp ]; then
-        extra="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"
+        extra="$extra -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"
         export HALOMD_MODEL_PROBE=0
     else
         unset HALOMD_MODEL_PROBE

@@ -443,7 +443,14 @@ static int unknown_key(const struct hmd_params *p, const char *key, const char *
 {
     const char *best = NULL;
     size_t best_d = SIZE_MAX;
+    size_t key_len = strlen(key);
     for (size_t i = 0; i < NPARAMS; i++) {
+        /* The distance is at least the difference of the lengths: names more than two
+         * characters longer or shorter cannot be suggested, and are not compared. */
+        size_t name_len = strlen(params[i].name);
+        if (key_len > name_len + 2 || name_len > key_len + 2) {
+            continue;
+        }
         size_t d = key_distance(key, params[i].name);
         if (d < best_d && !is_given(p->origin[i])) {
             best_d = d;
@@ -451,7 +458,7 @@ static int unknown_key(const struct hmd_params *p, const char *key, const char *
         }
     }
     /* At most two edits and at most half the key, so "ds" finds dt but "xy" finds nothing. */
-    if (best_d <= 2 && 2 * best_d <= strlen(key)) {
+    if (best_d <= 2 && 2 * best_d <= key_len) {
         return config_error(where, "unknown parameter '%s'; did you mean '%s'?", key, best);
     }
     return config_error(where, "unknown parameter '%s'; docs/parameters.md lists the keys", key);
@@ -788,7 +795,7 @@ static int report_bad_lines(const struct hmd_params *p, const char *path,
     char all[6144];
     size_t len = 0;
     all[0] = '\0';
-    for (int k = 0; k < nbad; k++) {
+    for (int k = 0; k < nbad && len + 1 < sizeof all; k++) { /* until the buffer is full */
         const char *msg = bad[k].msg;
         if (!msg) {
             char where[WHERE_MAX];
@@ -796,9 +803,8 @@ static int report_bad_lines(const struct hmd_params *p, const char *path,
             unknown_key(p, bad[k].unknown, where);
             msg = hmd_error_msg();
         }
-        if (len + 1 < sizeof all) {
-            len += (size_t)snprintf(all + len, sizeof all - len, "%s%s", k ? "\n" : "", msg);
-        }
+        int n = snprintf(all + len, sizeof all - len, "%s%s", k ? "\n" : "", msg);
+        len = n < 0 ? len : len + (size_t)n;
     }
     return hmd_error_set(status, "%s", all);
 }
