@@ -44,11 +44,12 @@ export LD_LIBRARY_PATH=$PWD/.gpudeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:
    tar -x -C ab_base/tree && cd ab_base/tree && patch -s -R -p1 < ../base.patch) ||
   { echo "could not make the base's sources from ab_base/base.patch" >&2; exit 1; }
 ln -sfn ../../.gpudeps ab_base/tree/.gpudeps
-# both builds at once, half the cores each
+# both builds at once, half the cores each (nproc --all: plain nproc obeys OMP_NUM_THREADS)
+half=$(( $(nproc --all) / 2 )); [ "$half" -ge 1 ] || half=1
 t0=$(date +%s)
-JOBS=$(( $(nproc) / 2 )) bash bench/gpu_single/node_build.sh > "$OUT/build_new.txt" 2>&1 &
+JOBS=$half bash bench/gpu_single/node_build.sh > "$OUT/build_new.txt" 2>&1 &
 new_pid=$!
-(cd ab_base/tree && JOBS=$(( $(nproc) / 2 )) HALOMD_COMMIT=$(cat ../REV) bash bench/gpu_single/node_build.sh) > "$OUT/build_base.txt" 2>&1 ||
+(cd ab_base/tree && JOBS=$half HALOMD_COMMIT=$(cat ../REV) bash bench/gpu_single/node_build.sh) > "$OUT/build_base.txt" 2>&1 ||
   { tail -20 "$OUT/build_base.txt"; exit 1; }
 wait $new_pid || { tail -20 "$OUT/build_new.txt"; exit 1; }
 echo "both builds: $(( $(date +%s) - t0 )) s"
