@@ -3,7 +3,9 @@
  * forward is one kernel over the ghosts (a ghost is its home atom plus the shifts of its swaps,
  * added in swap order) and reverse one kernel over the home atoms (each folds the tree of its
  * images, later swaps first, every image after its own images), the arithmetic of the host
- * transport's swap-by-swap replay bit for bit, without atomics. Counts live in device memory
+ * transport's swap-by-swap replay bit for bit, without atomics. A home atom's tree is laid out
+ * at setup as a flat list (`fold`), so that its images' values are loaded at once rather than
+ * one by one along the tree. Counts live in device memory
  * and kernels run over capacities, so a recorded graph survives list steps that keep the
  * arrays. */
 #include "cuda/cuda_internal.cuh"
@@ -12,6 +14,7 @@
 #include "cuda/halo/shifts.cuh"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -23,16 +26,23 @@ namespace
 
 constexpr int THREADS = 256;
 constexpr int MAX_DEPTH = HMD_HALO_MAX_SWAPS + 1; /* a home atom, then one image per swap */
+constexpr int FOLD_LOCAL = 32; /* trees up to this many atoms are folded in local memory */
 
 struct self_transport {
     const hmd_halo_plan *plan; /* borrowed, from setup */
     int cap_root, cap_chain_offset, cap_chain, cap_child_offset, cap_child; /* elements held */
+    int cap_fold_offset, cap_fold_node, cap_fold_parent;
     int *counts;                                             /* [2] nlocal, nghost (device) */
     int *root, *chain_offset, *chain, *child_offset, *child; /* device */
+    /* home atom i's images fold_node[fold_offset[i] .. fold_offset[i + 1]) in preorder (an
+     * atom's images after it; children in reverse list order), each with the place of its
+     * parent in that list (0: the home atom, j: the list's j-th image, counted from 1) */
+    int *fold_offset, *fold_node, *fold_parent; /* device */
     hmd_cuda_halo_shifts shifts;
     size_t bytes;
     unsigned long generation;
     std::vector<int> h_root, h_chain_offset, h_chain, h_child_offset, h_child;
+    std::vector<int> h_fold_offset, h_fold_node, h_fold_parent;
 };
 
 __global__ void forward_kernel(const int *counts, const int *root, const int *chain_offset,
@@ -59,13 +69,8 @@ __global__ void forward_kernel(const int *counts, const int *root, const int *ch
 
 /* Home atom i folds the values of its images: a depth-first walk of its tree, each image's
  * value complete (its own images folded) before it is added, children in list order. */
-__global__ void reverse_kernel(const int *counts, const int *child_offset, const int *child,
-                               double *v)
+__device__ void fold_tree_walk(int i, const int *child_offset, const int *child, double *v)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= counts[0]) {
-        return;
-    }
     int node[MAX_DEPTH], next[MAX_DEPTH];
     double acc[MAX_DEPTH][3];
     int top = 0;
@@ -96,6 +101,87 @@ __global__ void reverse_kernel(const int *counts, const int *child_offset, const
     for (int d = 0; d < 3; d++) {
         v[3 * (size_t)i + d] = acc[0][d];
     }
+}
+
+/* Home atom i folds the values of its images, with fold_tree_walk's additions: its flat list
+ * taken backwards adds every image to its parent after the image's own images (they follow it
+ * in preorder) and the children of an atom in list order (the preorder has them reversed).
+ * All the images' values are loaded first; trees beyond FOLD_LOCAL atoms are walked. */
+__global__ void reverse_kernel(const int *counts, const int *fold_offset, const int *fold_node,
+                               const int *fold_parent, const int *child_offset, const int *child,
+                               double *v)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= counts[0]) {
+        return;
+    }
+    const int k0 = fold_offset[i], n = fold_offset[i + 1] - k0; /* images */
+    if (n == 0) {
+        return;
+    }
+    if (n >= FOLD_LOCAL) {
+        fold_tree_walk(i, child_offset, child, v);
+        return;
+    }
+    double acc[FOLD_LOCAL][3];
+    for (int d = 0; d < 3; d++) {
+        acc[0][d] = v[3 * (size_t)i + d];
+    }
+    for (int j = 1; j <= n; j++) {
+        const double *g = v + 3 * (size_t)fold_node[k0 + j - 1];
+        for (int d = 0; d < 3; d++) {
+            acc[j][d] = g[d];
+        }
+    }
+    for (int j = n; j >= 1; j--) {
+        const int p = fold_parent[k0 + j - 1];
+        for (int d = 0; d < 3; d++) {
+            acc[p][d] += acc[j][d];
+        }
+    }
+    for (int d = 0; d < 3; d++) {
+        v[3 * (size_t)i + d] = acc[0][d];
+    }
+}
+
+/* The flat lists of reverse_kernel from the tree of child_offset/child (hmd_halo_plan_flatten_
+ * self's reverse): every home atom's images in preorder, children pushed in list order so that
+ * they come out reversed, each with the place of its parent. HMD_ESOFTWARE when the trees do
+ * not hold every ghost once. */
+int make_fold_lists(self_transport *t, int nlocal, int nghost)
+{
+    t->h_fold_offset.resize((size_t)nlocal + 1);
+    t->h_fold_node.resize((size_t)nghost + 1);
+    t->h_fold_parent.resize((size_t)nghost + 1);
+    std::vector<std::pair<int, int>> stack; /* (atom, place of its parent) */
+    int pos = 0;
+    for (int i = 0; i < nlocal; i++) {
+        t->h_fold_offset[i] = pos;
+        const int k0 = pos;
+        for (int c = t->h_child_offset[i]; c < t->h_child_offset[i + 1]; c++) {
+            stack.push_back({t->h_child[c], 0});
+        }
+        while (!stack.empty()) {
+            const std::pair<int, int> top = stack.back();
+            stack.pop_back();
+            if (pos >= nghost) {
+                return hmd_error_set(HMD_ESOFTWARE, "halo-transport = self: a ghost in two trees");
+            }
+            t->h_fold_node[pos] = top.first;
+            t->h_fold_parent[pos] = top.second;
+            pos++;
+            const int place = pos - k0; /* this image's place, counted from 1 */
+            for (int c = t->h_child_offset[top.first]; c < t->h_child_offset[top.first + 1]; c++) {
+                stack.push_back({t->h_child[c], place});
+            }
+        }
+    }
+    t->h_fold_offset[nlocal] = pos;
+    if (pos != nghost) {
+        return hmd_error_set(HMD_ESOFTWARE, "halo-transport = self: %d ghosts, %d in the trees",
+                             nghost, pos);
+    }
+    return HMD_OK;
 }
 
 /* Makes *p hold n elements (capacity *cap): a new array, and a new generation, when it did
@@ -152,6 +238,10 @@ int self_setup(void *self, const hmd_halo_arrays *a)
     rc = rc ? rc : regrow(t, &t->chain, &t->cap_chain, total);
     rc = rc ? rc : regrow(t, &t->child_offset, &t->cap_child_offset, a->nall + 1);
     rc = rc ? rc : regrow(t, &t->child, &t->cap_child, nghost);
+    rc = rc ? rc : make_fold_lists(t, nlocal, nghost);
+    rc = rc ? rc : regrow(t, &t->fold_offset, &t->cap_fold_offset, nlocal + 1);
+    rc = rc ? rc : regrow(t, &t->fold_node, &t->cap_fold_node, nghost);
+    rc = rc ? rc : regrow(t, &t->fold_parent, &t->cap_fold_parent, nghost);
     if (rc) {
         return rc;
     }
@@ -164,6 +254,9 @@ int self_setup(void *self, const hmd_halo_arrays *a)
     rc = rc ? rc : put(t->chain, t->h_chain, total, st);
     rc = rc ? rc : put(t->child_offset, t->h_child_offset, (size_t)a->nall + 1, st);
     rc = rc ? rc : put(t->child, t->h_child, nghost, st);
+    rc = rc ? rc : put(t->fold_offset, t->h_fold_offset, (size_t)nlocal + 1, st);
+    rc = rc ? rc : put(t->fold_node, t->h_fold_node, nghost, st);
+    rc = rc ? rc : put(t->fold_parent, t->h_fold_parent, nghost, st);
     t->shifts.valid = false;
     return rc ? rc : hmd_cuda_halo_shifts_update(&t->shifts, plan, a->box, st);
 }
@@ -190,11 +283,12 @@ int self_reverse(void *self, double *v, int ncomp, void *stream)
         return hmd_error_set(HMD_ENOTSUP, "halo-transport = self: reverse of %d values per atom",
                              ncomp);
     }
-    if (!t->child_offset) {
+    if (!t->fold_offset) {
         return HMD_OK;
     }
-    reverse_kernel<<<(t->cap_child_offset + THREADS - 1) / THREADS, THREADS, 0,
-                     (cudaStream_t)stream>>>(t->counts, t->child_offset, t->child, v);
+    reverse_kernel<<<(t->cap_fold_offset + THREADS - 1) / THREADS, THREADS, 0,
+                     (cudaStream_t)stream>>>(t->counts, t->fold_offset, t->fold_node,
+                                             t->fold_parent, t->child_offset, t->child, v);
     HMD_CUDA_LAUNCHED("reverse_kernel");
     return HMD_OK;
 }
@@ -213,7 +307,9 @@ void self_destroy(void *self)
 {
     self_transport *t = (self_transport *)self;
     if (t) {
-        void *arrays[] = {t->counts, t->root, t->chain_offset, t->chain, t->child_offset, t->child};
+        void *arrays[] = {t->counts,      t->root,         t->chain_offset,
+                          t->chain,       t->child_offset, t->child,
+                          t->fold_offset, t->fold_node,    t->fold_parent};
         for (void *p : arrays) {
             cudaFree(p);
         }
