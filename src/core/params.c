@@ -411,28 +411,48 @@ static int key_index(const char *name)
     return i;
 }
 
-/* Levenshtein distance between a user's key and a table name, on folded characters. */
+/* Levenshtein distance between a user's key and a table name, on folded characters, when it is
+ * at most SUGGEST_EDITS; otherwise any larger number. Only cells within SUGGEST_EDITS of the
+ * diagonal can stay within it (Ukkonen's band), and a row whose cells all exceed it ends the
+ * search. */
+#define SUGGEST_EDITS 2
 static size_t key_distance(const char *key, const char *name)
 {
-    size_t row[32]; /* row[j]: distance between the key so far and name[0..j) */
-    size_t n = strlen(name);
-    HMD_ASSERT(n < sizeof row / sizeof row[0]);
-    for (size_t j = 0; j <= n; j++) {
-        row[j] = j;
+    enum { BIG = 1000 };
+    size_t prev[34], cur[34]; /* distance between key[0..i) and name[0..j) */
+    const size_t n = strlen(key), m = strlen(name);
+    HMD_ASSERT(m + 1 < sizeof prev / sizeof prev[0]);
+    if (n > m + SUGGEST_EDITS || m > n + SUGGEST_EDITS) {
+        return BIG; /* the distance is at least the difference of the lengths */
     }
-    for (size_t i = 1; key[i - 1]; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= n; j++) {
-            size_t up = row[j];
-            size_t best = diag + (fold(key[i - 1]) != fold(name[j - 1]));
-            best = up + 1 < best ? up + 1 : best;
-            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
-            row[j] = best;
-            diag = up;
+    for (size_t j = 0; j <= m; j++) {
+        prev[j] = j <= SUGGEST_EDITS ? j : BIG;
+    }
+    for (size_t i = 1; i <= n; i++) {
+        const size_t lo = i > SUGGEST_EDITS ? i - SUGGEST_EDITS : 1;
+        const size_t hi = i + SUGGEST_EDITS < m ? i + SUGGEST_EDITS : m;
+        size_t best_in_row = BIG;
+        cur[0] = i <= SUGGEST_EDITS ? i : BIG;
+        for (size_t j = 1; j < lo; j++) {
+            cur[j] = BIG;
         }
+        for (size_t j = lo; j <= hi; j++) {
+            size_t d = prev[j - 1] + (fold(key[i - 1]) != fold(name[j - 1]));
+            d = prev[j] + 1 < d ? prev[j] + 1 : d;
+            d = cur[j - 1] + 1 < d ? cur[j - 1] + 1 : d;
+            cur[j] = d < BIG ? d : BIG;
+            best_in_row = cur[j] < best_in_row ? cur[j] : best_in_row;
+        }
+        for (size_t j = hi + 1; j <= m; j++) {
+            cur[j] = BIG;
+        }
+        best_in_row = cur[0] < best_in_row ? cur[0] : best_in_row;
+        if (best_in_row > SUGGEST_EDITS) {
+            return BIG;
+        }
+        memcpy(prev, cur, sizeof(size_t) * (m + 1));
     }
-    return row[n];
+    return prev[m];
 }
 
 static bool is_given(struct hmd_param_origin o);
@@ -443,14 +463,8 @@ static int unknown_key(const struct hmd_params *p, const char *key, const char *
 {
     const char *best = NULL;
     size_t best_d = SIZE_MAX;
-    size_t key_len = strlen(key);
+    const size_t key_len = strlen(key);
     for (size_t i = 0; i < NPARAMS; i++) {
-        /* The distance is at least the difference of the lengths: names more than two
-         * characters longer or shorter cannot be suggested, and are not compared. */
-        size_t name_len = strlen(params[i].name);
-        if (key_len > name_len + 2 || name_len > key_len + 2) {
-            continue;
-        }
         size_t d = key_distance(key, params[i].name);
         if (d < best_d && !is_given(p->origin[i])) {
             best_d = d;
@@ -458,7 +472,7 @@ static int unknown_key(const struct hmd_params *p, const char *key, const char *
         }
     }
     /* At most two edits and at most half the key, so "ds" finds dt but "xy" finds nothing. */
-    if (best_d <= 2 && 2 * best_d <= key_len) {
+    if (best_d <= SUGGEST_EDITS && 2 * best_d <= key_len) {
         return config_error(where, "unknown parameter '%s'; did you mean '%s'?", key, best);
     }
     return config_error(where, "unknown parameter '%s'; docs/parameters.md lists the keys", key);
