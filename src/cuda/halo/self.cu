@@ -26,7 +26,8 @@ namespace
 
 constexpr int THREADS = 256;
 constexpr int MAX_DEPTH = HMD_HALO_MAX_SWAPS + 1; /* a home atom, then one image per swap */
-constexpr int FOLD_LOCAL = 32; /* trees up to this many atoms are folded in local memory */
+constexpr int FOLD_REG = 8;    /* trees up to this many atoms are folded in registers */
+constexpr int FOLD_LOCAL = 32; /* and up to this many in local memory */
 
 struct self_transport {
     const hmd_halo_plan *plan; /* borrowed, from setup */
@@ -103,10 +104,61 @@ __device__ void fold_tree_walk(int i, const int *child_offset, const int *child,
     }
 }
 
+/* reverse_kernel's fold of home atom i's flat list (below) of n < N images: every value loaded
+ * before anything is added; with UNROLL the loops are unrolled so that acc and the parent
+ * places live in registers (an image's parent found by comparing places, not by indexing),
+ * the same additions in the same order as without. */
+template <int N, bool UNROLL>
+__device__ void fold_list(int i, int k0, int n, const int *fold_node, const int *fold_parent,
+                          double *v)
+{
+    double acc[N][3];
+    int par[N];
+    for (int d = 0; d < 3; d++) {
+        acc[0][d] = v[3 * (size_t)i + d];
+    }
+#pragma unroll(UNROLL ? N : 1)
+    for (int j = 1; j < N; j++) {
+        if (j <= n) {
+            const double *g = v + 3 * (size_t)fold_node[k0 + j - 1];
+            par[j] = fold_parent[k0 + j - 1];
+            for (int d = 0; d < 3; d++) {
+                acc[j][d] = g[d];
+            }
+        }
+    }
+    if (UNROLL) {
+#pragma unroll
+        for (int j = N - 1; j >= 1; j--) {
+            if (j <= n) {
+#pragma unroll
+                for (int q = 0; q < N - 1; q++) { /* a bound the unrolling can see */
+                    if (q < j && q == par[j]) {   /* the parent comes before its image */
+                        for (int d = 0; d < 3; d++) {
+                            acc[q][d] += acc[j][d];
+                        }
+                    }
+                }
+            }
+        }
+    } else {
+        for (int j = n; j >= 1; j--) {
+            for (int d = 0; d < 3; d++) {
+                acc[par[j]][d] += acc[j][d];
+            }
+        }
+    }
+    for (int d = 0; d < 3; d++) {
+        v[3 * (size_t)i + d] = acc[0][d];
+    }
+}
+
 /* Home atom i folds the values of its images, with fold_tree_walk's additions: its flat list
  * taken backwards adds every image to its parent after the image's own images (they follow it
  * in preorder) and the children of an atom in list order (the preorder has them reversed).
- * All the images' values are loaded first; trees beyond FOLD_LOCAL atoms are walked. */
+ * All the images' values are loaded first; small trees (a home atom near a face, an edge or a
+ * corner with one pulse per dimension: up to 7 images) are folded in registers, larger ones
+ * in local memory, trees beyond FOLD_LOCAL atoms walked. */
 __global__ void reverse_kernel(const int *counts, const int *fold_offset, const int *fold_node,
                                const int *fold_parent, const int *child_offset, const int *child,
                                double *v)
@@ -119,28 +171,12 @@ __global__ void reverse_kernel(const int *counts, const int *fold_offset, const 
     if (n == 0) {
         return;
     }
-    if (n >= FOLD_LOCAL) {
+    if (n < FOLD_REG) {
+        fold_list<FOLD_REG, true>(i, k0, n, fold_node, fold_parent, v);
+    } else if (n < FOLD_LOCAL) {
+        fold_list<FOLD_LOCAL, false>(i, k0, n, fold_node, fold_parent, v);
+    } else {
         fold_tree_walk(i, child_offset, child, v);
-        return;
-    }
-    double acc[FOLD_LOCAL][3];
-    for (int d = 0; d < 3; d++) {
-        acc[0][d] = v[3 * (size_t)i + d];
-    }
-    for (int j = 1; j <= n; j++) {
-        const double *g = v + 3 * (size_t)fold_node[k0 + j - 1];
-        for (int d = 0; d < 3; d++) {
-            acc[j][d] = g[d];
-        }
-    }
-    for (int j = n; j >= 1; j--) {
-        const int p = fold_parent[k0 + j - 1];
-        for (int d = 0; d < 3; d++) {
-            acc[p][d] += acc[j][d];
-        }
-    }
-    for (int d = 0; d < 3; d++) {
-        v[3 * (size_t)i + d] = acc[0][d];
     }
 }
 

@@ -97,11 +97,17 @@ __global__ void second_half(int n, const double *k, const double *f, double *v)
     }
 }
 
-/* First stage of a fixed-order sum over atoms: part[b][c] for block b. what = 0: kinetic
- * energy sum m v.v (1 value); what = 1: momentum m v and mass (4 values). */
-__global__ void partial_sums(int n, int what, const double *mass, const double *v, double *part)
+/* A fixed-order sum over atoms, in one launch: block b writes its partials part[b][c], and
+ * the last block to finish (counted in *done, which it sets back to zero for the next launch)
+ * adds them in block order into loc[c], so the result does not depend on which block ends
+ * last. what = 0: kinetic energy sum m v.v (1 value); what = 1: momentum m v and mass (4
+ * values). This rank's sums; the global sum over ranks follows (struct
+ * hmd_halo_transport_ops.sum). */
+__global__ void local_sums(int n, int what, const double *mass, const double *v, double *part,
+                           unsigned *done, double *loc)
 {
     __shared__ double sh[4][THREADS];
+    __shared__ bool last;
     double acc[4] = {0, 0, 0, 0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const double m = mass[i], *vi = v + 3 * i;
@@ -130,19 +136,20 @@ __global__ void partial_sums(int n, int what, const double *mass, const double *
         for (int c = 0; c < 4; c++) {
             part[4 * blockIdx.x + c] = sh[c][0];
         }
+        __threadfence(); /* the partials are seen before the count that says they are there */
+        last = atomicAdd(done, 1u) == gridDim.x - 1;
     }
-}
-
-/* Second stage, one thread: this rank's sums loc[c] of the nparts partials, in block order
- * (the global sum over ranks follows: struct hmd_halo_transport_ops.sum). */
-__global__ void local_sums(const double *part, int nparts, double *loc)
-{
-    for (int c = 0; c < 4; c++) {
+    __syncthreads();
+    if (last && threadIdx.x < 4) {
+        __threadfence();
         double s = 0.0;
-        for (int b = 0; b < nparts; b++) {
-            s += part[4 * b + c];
+        for (unsigned b = 0; b < gridDim.x; b++) {
+            s += __ldcg(&part[4 * b + threadIdx.x]); /* from L2: other blocks wrote them */
         }
-        loc[c] = s;
+        loc[threadIdx.x] = s;
+        if (threadIdx.x == 0) {
+            *done = 0;
+        }
     }
 }
 
@@ -257,6 +264,7 @@ struct hmd_cuda_md {
     int nterms;
     double *k, *x_build;       /* [cap_local] dt/2m, [cap_local][3] positions at the list */
     double *scal, *part, *ev;  /* scalars, reduction partials, energies (device) */
+    unsigned *done;            /* local_sums' count of finished blocks (device, zero between) */
     double *loc, *tot;         /* [4] this rank's sums and the global ones (device) */
     double *pinned;            /* host copy of the scalars and energies */
     unsigned long long *clock; /* [CLOCK_N] the halo clock (device), NULL when off */
@@ -355,9 +363,7 @@ int launch_local_sums(hmd_cuda_md *md, int what)
     cudaStream_t st = stream_of(md);
     const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
     const unsigned np = parts(md->nlocal);
-    partial_sums<<<np, THREADS, 0, st>>>(md->nlocal, what, a.mass, a.v, md->part);
-    HMD_CUDA_LAUNCHED("partial_sums");
-    local_sums<<<1, 1, 0, st>>>(md->part, (int)np, md->loc);
+    local_sums<<<np, THREADS, 0, st>>>(md->nlocal, what, a.mass, a.v, md->part, md->done, md->loc);
     HMD_CUDA_LAUNCHED("local_sums");
     return HMD_OK;
 }
@@ -660,6 +666,10 @@ extern "C" int hmd_cuda_md_create(struct hmd_cuda_md **out, struct hmd_cuda_stat
     rc = rc ? rc : alloc(md, &md->part, 4 * (size_t)MAX_PARTS);
     rc = rc ? rc : alloc(md, &md->ev, HMD_FORCE_NEV + HMD_CUDA_MAX_TERMS);
     rc = rc ? rc : alloc(md, &md->loc, 4);
+    rc = rc ? rc : alloc(md, &md->done, 1);
+    if (!rc) {
+        HMD_CUDA_CHECK(cudaMemset(md->done, 0, sizeof(unsigned)));
+    }
     if (c->halo_clock) {
         rc = rc ? rc : alloc(md, &md->clock, CLOCK_N);
         if (!rc) {
@@ -893,8 +903,9 @@ extern "C" void hmd_cuda_md_destroy(struct hmd_cuda_md *md)
         return;
     }
     drop_graph(md);
-    void *arrays[] = {md->k,  md->x_build, md->scal,  md->part,
-                      md->ev, md->loc,     md->clock, md->tot != md->loc ? md->tot : NULL};
+    void *arrays[] = {md->k,    md->x_build, md->scal,
+                      md->part, md->done,    md->ev,
+                      md->loc,  md->clock,   md->tot != md->loc ? md->tot : NULL};
     for (void *p : arrays) {
         cudaFree(p);
     }
