@@ -9,6 +9,8 @@
 #   on the node (carrying .gpudeps/usr):  bash bench/gpu_single/node_ab.sh run
 #       builds both (build-gpu/ and ab_base/tree/build-gpu/), runs every case with each, and writes
 #       $OUT/ab.json (ms/step, GPU bytes per atom, the last step's energy) and a table.
+# ab.json also holds each run's phases (s) and, for the new build, its list steps' breakdown
+# (the run record's list_steps), printed under the table.
 # CASES: lines "name model conf steps [setting=value ...] [env:NAME=value ...]" (default: the
 # 1.67M DPA-1 on 1,536 water atoms in double and in mixed precision, 120 steps); env: items and
 # AB_ENV (for every case) set the environment of the new build's run only (for example
@@ -94,7 +96,9 @@ for f in sorted(glob.glob(os.path.join(t, "*.perf.json"))):
         "ms_per_step": 1e3 * p["performance"]["wall_s"] / p["system"]["nsteps"],
         "device_bytes_per_atom": p.get("backend", {}).get("device_bytes_per_atom"),
         "steps": p["system"]["nsteps"], "last_step_pe_eV": float(last["pe_eV"]),
-        "commit": p["build"]["commit"]}
+        "commit": p["build"]["commit"],
+        "phases_s": {k: v["seconds"] for k, v in p["performance"]["phases"].items()},
+        "list_steps": p.get("list_steps")}
 rec = {"benchmark": "node_ab", "date": time.strftime("%Y-%m-%d"), "base": base, "new_env": env,
        "cases_spec": spec.splitlines(),
        "command": "bash bench/gpu_single/node_ab.sh run", "cases": rows}
@@ -105,6 +109,11 @@ for name, r in rows.items():
         b, n = r["base"], r["new"]
         print(f"{name:16s} {b['ms_per_step']:9.3f} {n['ms_per_step']:9.3f} "
               f"{n['ms_per_step'] / b['ms_per_step']:9.3f} {n['last_step_pe_eV'] - b['last_step_pe_eV']:10.2e}")
+        for tree in ("base", "new"):  # ms per step in each phase
+            r = rows[name][tree]
+            print(f"  {tree:5s} " + " ".join(f"{k} {1e3 * v / r['steps']:.3f}" for k, v in r["phases_s"].items() if v > 0))
+        if n.get("list_steps"):
+            print("  new list step ms: " + " ".join(f"{k} {v:.3f}" for k, v in n["list_steps"]["ms_each"].items()))
 PY
 [ "${AB_PROFILE:-0}" = 1 ] || exit 0
 run_cases $T/prof 1 ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv

@@ -91,6 +91,13 @@ struct hmd_cuda_md_times {
     long long forwards, reverses; /* halos timed */
 };
 
+/* Where a list step's device part went (host wall time, s): the atoms' upload, the halo's
+ * set-up, the providers' preparation (their lists), then the forces and the end of the step
+ * (forces_s of it the device's own time from the forces on). */
+struct hmd_cuda_list_times {
+    double upload_s, halo_s, prepare_s, rest_s, forces_s;
+};
+
 /* Energies of the last force computation and the thermostat's total work (eV), and the
  * neighbours within rcut that computation left out of the descriptors (beyond sel); terms
  * [nterms] the providers' energy terms in their order (eV). */
@@ -187,18 +194,21 @@ int hmd_cuda_md_create(struct hmd_cuda_md **md, struct hmd_cuda_state *state,
                        const struct hmd_cuda_md_config *c);
 
 /* A neighbour-list step, first part: next step number, first half step; copies the home
- * atoms' positions and velocities (what migration moves and the device changed) into `a` and
- * gives the largest displacement of any home atom since the last list (Å). Synchronises. */
-int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, struct hmd_atoms *a, double *max_disp);
+ * atoms' positions, and with `moving` (migration may move atoms: several ranks) their
+ * velocities, into `a`, and gives the largest displacement of any home atom since the last
+ * list (Å). Synchronises. */
+int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, struct hmd_atoms *a, bool moving,
+                                double *max_disp);
 
 /* Second part (and, with `initial`, the forces of step 0), after the host's migration and
  * borders made `a` (home atoms, then ghosts) and `plan`: uploads the atoms, sets up the halo,
- * prepares the providers, computes the forces and, unless initial, finishes the step. *forces_s
- * (unless NULL): the device's time from the forces to the end of the step (s). The only place
- * device memory grows. Synchronises. */
+ * prepares the providers, computes the forces and, unless initial, finishes the step. Unless
+ * `moving` (and not initial), the home atoms are those of the last list step in the same order
+ * with their velocities, masses and ids on the device: only positions and the ghosts go up.
+ * *t (unless NULL): where the time went. The only place device memory grows. Synchronises. */
 int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct hmd_atoms *a,
                                  const struct hmd_halo_plan *plan, const struct hmd_box *box,
-                                 bool initial, double *forces_s);
+                                 bool initial, bool moving, struct hmd_cuda_list_times *t);
 
 /* A whole step with the current list, as one CUDA graph; asynchronous. */
 int hmd_cuda_md_step(struct hmd_cuda_md *md, const struct hmd_box *box);
@@ -358,17 +368,17 @@ static inline int hmd_cuda_md_create(struct hmd_cuda_md **md, struct hmd_cuda_st
     return hmd_cuda_unavailable();
 }
 static inline int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, struct hmd_atoms *a,
-                                              double *max_disp)
+                                              bool moving, double *max_disp)
 {
-    (void)md, (void)a, (void)max_disp;
+    (void)md, (void)a, (void)moving, (void)max_disp;
     return hmd_cuda_unavailable();
 }
 static inline int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct hmd_atoms *a,
                                                const struct hmd_halo_plan *plan,
-                                               const struct hmd_box *box, bool initial,
-                                               double *forces_s)
+                                               const struct hmd_box *box, bool initial, bool moving,
+                                               struct hmd_cuda_list_times *t)
 {
-    (void)md, (void)a, (void)plan, (void)box, (void)initial, (void)forces_s;
+    (void)md, (void)a, (void)plan, (void)box, (void)initial, (void)moving, (void)t;
     return hmd_cuda_unavailable();
 }
 static inline int hmd_cuda_md_step(struct hmd_cuda_md *md, const struct hmd_box *box)

@@ -44,23 +44,31 @@ int hmd_device_run_start(struct hmd_device_run *d, struct hmd_forces *fs, struct
         rc = hmd_cuda_md_create(&d->md, d->state, fs->provider, fs->nprovider, &d->halo, &c);
     }
     if (!rc) {
-        rc = hmd_cuda_md_finish_list_step(d->md, atoms, &fs->plan, box, true, NULL);
+        rc = hmd_cuda_md_finish_list_step(d->md, atoms, &fs->plan, box, true, true, NULL);
     }
     return rc ? rc : hmd_device_run_fetch(d, fs, atoms, false, false, true, NULL);
 }
 
+/* Migration moves atoms only between ranks (dd/migrate.c): on one, the home atoms stay as they
+ * are, and so do their velocities, masses and ids on the device. */
+static bool atoms_may_move(void)
+{
+    return hmd_comm_size() > 1;
+}
+
 int hmd_device_run_begin_list_step(struct hmd_device_run *d, struct hmd_atoms *atoms, double *moved)
 {
-    const int rc = hmd_comm_agree(hmd_cuda_md_begin_list_step(d->md, atoms, moved));
+    const int rc =
+        hmd_comm_agree(hmd_cuda_md_begin_list_step(d->md, atoms, atoms_may_move(), moved));
     hmd_comm_max(moved, 1);
     return rc;
 }
 
 int hmd_device_run_finish_list_step(struct hmd_device_run *d, struct hmd_forces *fs,
                                     struct hmd_atoms *atoms, const struct hmd_box *box,
-                                    double *forces_s)
+                                    struct hmd_cuda_list_times *t)
 {
-    return hmd_cuda_md_finish_list_step(d->md, atoms, &fs->plan, box, false, forces_s);
+    return hmd_cuda_md_finish_list_step(d->md, atoms, &fs->plan, box, false, atoms_may_move(), t);
 }
 
 int hmd_device_run_step(struct hmd_device_run *d, const struct hmd_box *box)

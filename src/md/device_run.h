@@ -39,17 +39,17 @@ int hmd_device_run_start(struct hmd_device_run *d, struct hmd_forces *fs, struct
                          const struct hmd_params *p, int64_t first_step, double thermostat_work);
 
 /* First part of a neighbour-list step: the step's first half on the device, then its home
- * positions and velocities into `atoms`; *moved is the largest displacement since the last
- * list (Å). */
+ * positions (and, with several ranks, where migration moves atoms, their velocities) into
+ * `atoms`; *moved is the largest displacement since the last list (Å). */
 int hmd_device_run_begin_list_step(struct hmd_device_run *d, struct hmd_atoms *atoms,
                                    double *moved);
 
 /* Second part, after hmd_forces_rebuild made the ghosts and the plan: uploads them, builds the
- * lists, computes forces and finishes the step on the device; *forces_s is the device's time
- * from the forces to the end of the step (s). */
+ * lists, computes forces and finishes the step on the device; *t: where the time went
+ * (cuda_api.h hmd_cuda_list_times). */
 int hmd_device_run_finish_list_step(struct hmd_device_run *d, struct hmd_forces *fs,
                                     struct hmd_atoms *atoms, const struct hmd_box *box,
-                                    double *forces_s);
+                                    struct hmd_cuda_list_times *t);
 
 /* A step that keeps the list (one CUDA graph); asynchronous. */
 int hmd_device_run_step(struct hmd_device_run *d, const struct hmd_box *box);

@@ -514,6 +514,16 @@ void md_finish(struct md *md, double wall)
     double device_sum = (double)hmd_device_run_bytes(&md->gpu, &md->fs), device_max = device_sum;
     hmd_comm_sum(&device_sum, 1);
     hmd_comm_max(&device_max, 1);
+    /* list steps: ms per list step, the most over ranks */
+    const struct md_list_times *l = &md->list;
+    const double per = l->steps > 0 ? 1e3 / (double)l->steps : 0.0;
+    double list_ms[7] = {l->to_host_s,      l->host_s,           l->device.upload_s,
+                         l->device.halo_s,  l->device.prepare_s, l->device.rest_s,
+                         l->device.forces_s};
+    for (int k = 0; k < 7; k++) {
+        list_ms[k] *= per;
+    }
+    hmd_comm_max(list_ms, 7);
     struct hmd_perf perf = {
         .natoms = md->sys.natoms,
         .nsteps = md->step - md->first_step,
@@ -521,6 +531,9 @@ void md_finish(struct md *md, double wall)
         .wall = wall,
         .nthreads = hmd_thread_count(),
         .nbuilds = md->fs.nbuilds,
+        .list_steps = l->steps,
+        .list_ms = {list_ms[0], list_ms[1], list_ms[2], list_ms[3], list_ms[4], list_ms[5],
+                    list_ms[6]},
         .timers = md->timers,
         .nranks = md->sys.dd.nranks,
         .grid = {md->sys.dd.grid[0], md->sys.dd.grid[1], md->sys.dd.grid[2]},

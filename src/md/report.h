@@ -61,6 +61,14 @@ struct hmd_perf {
     long long halo_forwards;
     bool halo_waits;
     double halo_forward_us[3], halo_reverse_us[3], halo_wait_forward_us[3], halo_wait_reverse_us[3];
+    /* backend = cuda: the list steps of the loop (0: none, or the CPU) and where they went, ms
+     * per list step, the most over ranks, host wall time: first half and positions to the host,
+     * migration and ghosts, the atoms' upload, the halo's set-up, the providers' preparation,
+     * the forces and the end of the step (and of it the device's own time for the forces) */
+    long list_steps;
+    struct hmd_perf_list_ms {
+        double to_host, host, upload, halo, prepare, rest, device_forces;
+    } list_ms;
     char model_hash[33]; /* XXH3-128 of the model file in hex; "" without a model */
     /* neighbours within rcut beyond sel (left out of the descriptors, hmd_forces.dropped) */
     bool sel_every_step;    /* counted at every evaluation (CPU); else at output steps (GPU) */

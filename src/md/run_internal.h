@@ -110,6 +110,14 @@ struct md {
         bool has_wait;    /* ... when the transport measures it */
         long long forwards, reverses;
     } halo;
+    /* backend = cuda: where the list steps of the step loop went (host wall time, s): the first
+     * half step and positions to the host, migration and ghosts on the host, then the device's
+     * part (cuda_api.h hmd_cuda_list_times) */
+    struct md_list_times {
+        long steps;
+        double to_host_s, host_s;
+        struct hmd_cuda_list_times device;
+    } list;
     /* force evaluations that left neighbours out of the descriptors (more within rcut than sel) */
     struct {
         int64_t evaluations, first_step; /* first_step -1 before any */

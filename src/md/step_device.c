@@ -30,6 +30,21 @@ static int fail_alone(const struct md *md, int rc)
     return rc;
 }
 
+/* One list step's times into the run's: to_host (first half, positions to the host), host
+ * (migration and ghosts), and the device's part t. */
+static void md_list_times_add(struct md_list_times *l, double to_host, double host,
+                              const struct hmd_cuda_list_times *t)
+{
+    l->steps++;
+    l->to_host_s += to_host;
+    l->host_s += host;
+    l->device.upload_s += t->upload_s;
+    l->device.halo_s += t->halo_s;
+    l->device.prepare_s += t->prepare_s;
+    l->device.rest_s += t->rest_s;
+    l->device.forces_s += t->forces_s;
+}
+
 /* backend = cuda: waits for the steps queued on the device, so that their time counts as Force
  * and not as the phase that next needs the device (a list step, an output step): the host
  * timers of the other phases then hold only their own work. */
@@ -55,6 +70,7 @@ int md_device_account(struct md *md, bool start)
     const struct hmd_cuda_md_times *m = &md->halo_mark;
     if (start) {
         memset(&md->halo, 0, sizeof md->halo);
+        memset(&md->list, 0, sizeof md->list);
         md->halo.has_wait = has_waited;
     } else {
         const double fwd = t.forward_s - m->forward_s, rev = t.reverse_s - m->reverse_s;
@@ -114,12 +130,15 @@ int md_step_device(struct md *md)
             return rc;
         }
         hmd_timer_start(&md->timers, HMD_TIMER_NEIGHBOR);
-        double moved = 0.0, forces_s = 0.0;
+        double moved = 0.0;
+        struct hmd_cuda_list_times t = {0};
         /* the force time since the last balancing moves the boundaries (several ranks) */
         const double spent = md->timers.total[HMD_TIMER_FORCE] - md->t_force_mark;
         md->t_force_mark = md->timers.total[HMD_TIMER_FORCE];
         hmd_dd_dlb_balance(&md->dlb, &md->sys.dd, spent, md->p.dlb, md->p.dlb_threshold);
+        const double t0 = hmd_wtime();
         rc = fail_alone(md, hmd_device_run_begin_list_step(&md->gpu, &md->sys.atoms, &moved));
+        const double t1 = hmd_wtime();
         if (!rc && md->p.nstlist > 0 && moved + drift > half) {
             rc = md_moved_too_far(md, -1, moved + drift);
         }
@@ -127,13 +146,15 @@ int md_step_device(struct md *md)
             rc = hmd_forces_rebuild(&md->fs, &md->sys.atoms, &md->sys.box);
             md_note_list_build(md);
         }
+        const double t2 = hmd_wtime();
         if (!rc) {
             rc = fail_alone(md, hmd_device_run_finish_list_step(&md->gpu, &md->fs, &md->sys.atoms,
-                                                                &md->sys.box, &forces_s));
+                                                                &md->sys.box, &t));
         }
         hmd_timer_stop(&md->timers, HMD_TIMER_NEIGHBOR);
-        hmd_timer_add(&md->timers, HMD_TIMER_NEIGHBOR, -forces_s);
-        hmd_timer_add_call(&md->timers, HMD_TIMER_FORCE, forces_s);
+        hmd_timer_add(&md->timers, HMD_TIMER_NEIGHBOR, -t.forces_s);
+        hmd_timer_add_call(&md->timers, HMD_TIMER_FORCE, t.forces_s);
+        md_list_times_add(&md->list, t1 - t0, t2 - t1, &t);
     } else {
         hmd_timer_start(&md->timers, HMD_TIMER_FORCE);
         rc = fail_alone(md, hmd_device_run_step(&md->gpu, &md->sys.box));

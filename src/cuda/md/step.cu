@@ -19,6 +19,7 @@
 
 extern "C" {
 #include "comm/comm.h"
+#include "core/timer.h"
 #include "core/units.h"
 }
 #include "core/rng_draw.h"
@@ -697,7 +698,7 @@ extern "C" int hmd_cuda_md_create(struct hmd_cuda_md **out, struct hmd_cuda_stat
     return HMD_OK;
 }
 
-extern "C" int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, struct hmd_atoms *a,
+extern "C" int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, struct hmd_atoms *a, bool moving,
                                            double *max_disp)
 {
     cudaStream_t st = stream_of(md);
@@ -708,24 +709,34 @@ extern "C" int hmd_cuda_md_begin_list_step(struct hmd_cuda_md *md, struct hmd_at
     HMD_CUDA_CHECK(cudaMemcpyAsync(md->pinned, md->scal, sizeof(double) * S_NSCALAR,
                                    cudaMemcpyDeviceToHost, st));
     /* what migration moves and the device changed */
-    rc = hmd_cuda_state_download(md->state, a,
-                                 HMD_FIELD_BIT(HMD_FIELD_X) | HMD_FIELD_BIT(HMD_FIELD_V));
+    rc = hmd_cuda_state_download(
+        md->state, a, HMD_FIELD_BIT(HMD_FIELD_X) | (moving ? HMD_FIELD_BIT(HMD_FIELD_V) : 0u));
     *max_disp = sqrt(md->pinned[S_MAXD2]);
     return rc;
 }
 
 extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct hmd_atoms *a,
                                             const struct hmd_halo_plan *plan,
-                                            const struct hmd_box *box, bool initial,
-                                            double *forces_s)
+                                            const struct hmd_box *box, bool initial, bool moving,
+                                            struct hmd_cuda_list_times *t)
 {
     const int nlocal = a->nlocal, nall = hmd_atoms_nall(a);
+    double t0 = hmd_wtime();
+    const double start = t0;
+    hmd_cuda_list_times spent = {};
+    auto lap = [&t0](double *into) {
+        const double now = hmd_wtime();
+        *into += now - t0;
+        t0 = now;
+    };
     set_box(md, box);
+    moving = moving || initial || nlocal != md->nlocal;
     int rc = hmd_cuda_state_reserve(md->state, nlocal, nall);
     rc = rc ? rc : reserve_local(md, nlocal);
-    const unsigned fields = HMD_FIELD_BIT(HMD_FIELD_X) | HMD_FIELD_BIT(HMD_FIELD_V) |
-                            HMD_FIELD_BIT(HMD_FIELD_MASS) | HMD_FIELD_BIT(HMD_FIELD_TYPE) |
-                            HMD_FIELD_BIT(HMD_FIELD_ID);
+    /* the ghosts are new at every list step; the home atoms only where migration moved some */
+    const unsigned fields =
+        HMD_FIELD_BIT(HMD_FIELD_X) | HMD_FIELD_BIT(HMD_FIELD_TYPE) | HMD_FIELD_BIT(HMD_FIELD_ID) |
+        (moving ? HMD_FIELD_BIT(HMD_FIELD_V) | HMD_FIELD_BIT(HMD_FIELD_MASS) : 0u);
     rc = rc ? rc : hmd_cuda_state_upload(md->state, a, fields);
     if (rc) {
         return rc;
@@ -733,23 +744,29 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct
     md->nlocal = nlocal;
     const hmd_cuda_atoms d = hmd_cuda_state_atoms(md->state);
     cudaStream_t st = (cudaStream_t)d.stream;
-    std::vector<double> k(nlocal + 1);
-    for (int i = 0; i < nlocal; i++) {
-        k[i] = 0.5 * md->c.dt / (a->mass[i] * HMD_MVV2E); /* as integrate.c */
+    std::vector<double> k;
+    if (moving) {
+        k.resize(nlocal + 1);
+        for (int i = 0; i < nlocal; i++) {
+            k[i] = 0.5 * md->c.dt / (a->mass[i] * HMD_MVV2E); /* as integrate.c */
+        }
+        HMD_CUDA_CHECK(
+            cudaMemcpyAsync(md->k, k.data(), sizeof(double) * nlocal, cudaMemcpyHostToDevice, st));
     }
-    HMD_CUDA_CHECK(
-        cudaMemcpyAsync(md->k, k.data(), sizeof(double) * nlocal, cudaMemcpyHostToDevice, st));
     HMD_CUDA_CHECK(cudaMemcpyAsync(md->x_build, a->x, sizeof(double) * 3 * nlocal,
                                    cudaMemcpyHostToDevice, st));
     HMD_CUDA_CHECK(cudaMemsetAsync(md->scal + S_MAXD2, 0, sizeof(double), st));
+    lap(&spent.upload_s);
     const hmd_halo_arrays arrays = {plan, box, nall, d.x, d.f, d.stream};
     rc = hmd_halo_transport_setup(md->halo, &arrays);
+    lap(&spent.halo_s);
     for (int p = 0; p < md->nproviders && !rc; p++) {
         hmd_force_io io = device_io(md, p);
         io.host = a;
         rc = hmd_force_provider_prepare(&md->providers[p], &io);
     }
-
+    lap(&spent.prepare_s);
+    double *forces_s = t ? &spent.forces_s : NULL;
     if (!rc && forces_s) {
         HMD_CUDA_CHECK(cudaEventRecord(md->forces_begin, st));
     }
@@ -769,6 +786,10 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct
         float ms = 0.0f;
         HMD_CUDA_CHECK(cudaEventElapsedTime(&ms, md->forces_begin, md->forces_end));
         *forces_s = 1e-3 * ms;
+    }
+    if (t) {
+        spent.rest_s = hmd_wtime() - start - spent.upload_s - spent.halo_s - spent.prepare_s;
+        *t = spent;
     }
     return rc;
 }
