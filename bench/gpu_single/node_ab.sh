@@ -97,7 +97,7 @@ for f in sorted(glob.glob(os.path.join(t, "*.perf.json"))):
         "device_bytes_per_atom": p.get("backend", {}).get("device_bytes_per_atom"),
         "steps": p["system"]["nsteps"], "last_step_pe_eV": float(last["pe_eV"]),
         "commit": p["build"]["commit"],
-        "phases_s": {k: v["seconds"] for k, v in p["performance"].get("phases", {}).items()},
+        "phases_s": {k: v["seconds"] for k, v in p.get("phases", {}).items()},
         "list_steps": p.get("list_steps")}
 rec = {"benchmark": "node_ab", "date": time.strftime("%Y-%m-%d"), "base": base, "new_env": env,
        "cases_spec": spec.splitlines(),
