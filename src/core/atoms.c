@@ -147,6 +147,45 @@ void hmd_atoms_unpack(struct hmd_atoms *a, int k, unsigned mask, const double *r
     }
 }
 
+/* Atoms list[j] into first + j, w elements of type T each, from array p. */
+#define COPY_IMAGES(T, p, w)                                                                       \
+    do {                                                                                           \
+        T *q = (T *)(p);                                                                           \
+        for (int j = 0; j < n; j++) {                                                              \
+            memcpy(q + (size_t)(first + j) * (w), q + (size_t)list[j] * (w), sizeof(T) * (w));     \
+        }                                                                                          \
+    } while (0)
+
+void hmd_atoms_copy_images(struct hmd_atoms *a, const int *list, int n, int first, unsigned mask,
+                           const double shift[3])
+{
+    for (int f = 0; f < HMD_NFIELDS; f++) {
+        if (!(mask & HMD_FIELD_BIT(f))) {
+            continue;
+        }
+        const struct hmd_atom_field_info *fi = &hmd_atom_fields[f];
+        void *p = *array_of(a, f);
+        if (shift && (fi->flags & HMD_FIELD_SHIFTED)) { /* positions: width 3, doubles */
+            double *q = p;
+            for (int j = 0; j < n; j++) {
+                const double *src = q + 3 * (size_t)list[j];
+                double *dst = q + 3 * (size_t)(first + j);
+                dst[0] = src[0] + shift[0];
+                dst[1] = src[1] + shift[1];
+                dst[2] = src[2] + shift[2];
+            }
+        } else if (fi->kind == HMD_FIELD_DOUBLE) {
+            COPY_IMAGES(double, p, fi->width);
+        } else if (fi->kind == HMD_FIELD_INT) {
+            COPY_IMAGES(int, p, fi->width);
+        } else {
+            COPY_IMAGES(int64_t, p, fi->width);
+        }
+    }
+}
+
+#undef COPY_IMAGES
+
 void hmd_atoms_copy(struct hmd_atoms *a, int to, int from, unsigned mask)
 {
     for (int f = 0; f < HMD_NFIELDS; f++) {

@@ -87,6 +87,13 @@ void hmd_atoms_pack(const struct hmd_atoms *atoms, int k, unsigned mask, const d
 /* Reads rec (written by hmd_atoms_pack with the same mask) into atom k. */
 void hmd_atoms_unpack(struct hmd_atoms *atoms, int k, unsigned mask, const double *rec);
 
+/* Appends n images: atom first + j (j < n, within the capacity) gets atom list[j]'s fields of
+ * `mask`, HMD_FIELD_SHIFTED ones plus shift[3] (NULL: none); the same values as packing
+ * list[j] and unpacking the record into first + j, one field at a time over all atoms. The
+ * list's atoms must lie below `first`. */
+void hmd_atoms_copy_images(struct hmd_atoms *atoms, const int *list, int n, int first,
+                           unsigned mask, const double shift[3]);
+
 /* Copies atom `from`'s fields of `mask` to atom `to` (the same struct). */
 void hmd_atoms_copy(struct hmd_atoms *atoms, int to, int from, unsigned mask);
 

@@ -51,6 +51,20 @@ static int borders_pulse(struct hmd_halo_plan *plan, struct hmd_dd_buffers *buf,
     }
     struct hmd_halo_swap *sw = &plan->swap[plan->nswap - 1];
     const unsigned fields = hmd_atoms_fields_with(a, HMD_FIELD_BORDER);
+    double shift[3];
+    hmd_halo_swap_shift(sw, box, shift);
+    if (!rc && to == from && to == hmd_comm_rank()) {
+        /* periodic images of this rank's own atoms: copied in place, no records */
+        rc = hmd_atoms_reserve(a, nall + sw->nsend);
+        if (rc) {
+            return rc;
+        }
+        hmd_atoms_copy_images(a, plan->send_list + sw->send_offset, sw->nsend, nall, fields, shift);
+        sw->nrecv = sw->nsend;
+        a->nghost += sw->nsend;
+        *nsent = sw->nsend;
+        return HMD_OK;
+    }
     const int width = hmd_atoms_record_width(fields);
     if (!rc) {
         rc = hmd_dd_buffers_reserve(buf, (size_t)sw->nsend * width);
@@ -58,8 +72,6 @@ static int borders_pulse(struct hmd_halo_plan *plan, struct hmd_dd_buffers *buf,
     if (rc) {
         return rc;
     }
-    double shift[3];
-    hmd_halo_swap_shift(sw, box, shift);
     for (int n = 0; n < sw->nsend; n++) {
         const int k = plan->send_list[sw->send_offset + n];
         hmd_atoms_pack(a, k, fields, shift, buf->send + (size_t)n * width);

@@ -141,6 +141,48 @@ static void check_flattened(const struct hmd_halo_plan *plan, struct hmd_halo_tr
     free(xb);
 }
 
+/* hmd_atoms_copy_images (the borders' images of this rank's own atoms) writes what a record
+ * packed with the shift and unpacked writes, bit for bit, for every border field. */
+static void test_images_equal_records(void **state)
+{
+    (void)state;
+    const int n = 300, m = 200;
+    struct hmd_atoms a = {0}, b = {0};
+    assert_int_equal(hmd_atoms_add_field(&a, HMD_FIELD_CHARGE), HMD_OK);
+    assert_int_equal(hmd_atoms_add_field(&b, HMD_FIELD_CHARGE), HMD_OK);
+    assert_int_equal(hmd_atoms_reserve(&a, n + m), HMD_OK);
+    assert_int_equal(hmd_atoms_reserve(&b, n + m), HMD_OK);
+    unsigned seed = 7;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++) {
+            a.x[3 * i + k] = b.x[3 * i + k] = 100.0 * urand(&seed) - 50.0;
+        }
+        a.type[i] = b.type[i] = (int)(4 * urand(&seed));
+        a.id[i] = b.id[i] = ((int64_t)1 << 40) + i;
+        a.charge[i] = b.charge[i] = urand(&seed) - 0.5;
+    }
+    int list[200];
+    for (int j = 0; j < m; j++) {
+        list[j] = (int)(n * urand(&seed));
+    }
+    const double shift[3] = {31.3, -0.7, 1e-3};
+    const unsigned fields = hmd_atoms_fields_with(&a, HMD_FIELD_BORDER);
+    const int width = hmd_atoms_record_width(fields);
+    double *rec = malloc(sizeof(double) * width);
+    for (int j = 0; j < m; j++) {
+        hmd_atoms_pack(&a, list[j], fields, shift, rec);
+        hmd_atoms_unpack(&a, n + j, fields, rec);
+    }
+    hmd_atoms_copy_images(&b, list, m, n, fields, shift);
+    assert_memory_equal(a.x, b.x, sizeof(double) * 3 * (n + m));
+    assert_memory_equal(a.type, b.type, sizeof(int) * (n + m));
+    assert_memory_equal(a.id, b.id, sizeof(int64_t) * (n + m));
+    assert_memory_equal(a.charge, b.charge, sizeof(double) * (n + m));
+    free(rec);
+    hmd_atoms_free(&a);
+    hmd_atoms_free(&b);
+}
+
 static void check_cell(const double h[3][3], const bool pbc[3], int n, double rc, unsigned seed)
 {
     struct hmd_box box;
@@ -265,6 +307,7 @@ static void test_too_small_cell_is_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_images_equal_records),
         cmocka_unit_test(test_orthorhombic),
         cmocka_unit_test(test_triclinic),
         cmocka_unit_test(test_cell_thinner_than_cutoff),

@@ -5,7 +5,8 @@
  * images, later swaps first, every image after its own images), the arithmetic of the host
  * transport's swap-by-swap replay bit for bit, without atomics. A home atom's tree is laid out
  * at setup as a flat list (`fold`), so that its images' values are loaded at once rather than
- * one by one along the tree. Counts live in device memory
+ * one by one along the tree. The set-up's arrays travel in one copy from a pinned arena.
+ * Counts live in device memory
  * and kernels run over capacities, so a recorded graph survives list steps that keep the
  * arrays. */
 #include "cuda/cuda_internal.cuh"
@@ -29,21 +30,38 @@ constexpr int MAX_DEPTH = HMD_HALO_MAX_SWAPS + 1; /* a home atom, then one image
 constexpr int FOLD_REG = 8;    /* trees up to this many atoms are folded in registers */
 constexpr int FOLD_LOCAL = 32; /* and up to this many in local memory */
 
-struct self_transport {
-    const hmd_halo_plan *plan; /* borrowed, from setup */
-    int cap_root, cap_chain_offset, cap_chain, cap_child_offset, cap_child; /* elements held */
-    int cap_fold_offset, cap_fold_node, cap_fold_parent;
-    int *counts;                                             /* [2] nlocal, nghost (device) */
-    int *root, *chain_offset, *chain, *child_offset, *child; /* device */
+/* The set-up's arrays, one after another in one arena (host and device), each at an offset
+ * fixed by the capacities, so that a list step that keeps them keeps every pointer (and a
+ * recorded graph) and copies them with one transfer. */
+enum segment {
+    SEG_COUNTS,       /* [2] nlocal, nghost */
+    SEG_ROOT,         /* [nghost] */
+    SEG_CHAIN_OFFSET, /* [nghost + 1] */
+    SEG_CHAIN,        /* [total] */
+    SEG_CHILD_OFFSET, /* [nall + 1] */
+    SEG_CHILD,        /* [nghost] */
     /* home atom i's images fold_node[fold_offset[i] .. fold_offset[i + 1]) in preorder (an
      * atom's images after it; children in reverse list order), each with the place of its
      * parent in that list (0: the home atom, j: the list's j-th image, counted from 1) */
-    int *fold_offset, *fold_node, *fold_parent; /* device */
+    SEG_FOLD_OFFSET, /* [nlocal + 1] */
+    SEG_FOLD_NODE,   /* [nghost] */
+    SEG_FOLD_PARENT, /* [nghost] */
+    NSEG
+};
+
+struct self_transport {
+    const hmd_halo_plan *plan;   /* borrowed, from setup */
+    size_t cap[NSEG], off[NSEG]; /* elements each segment has room for, and where it starts */
+    size_t cap_arena;            /* ints in each arena */
+    int *arena;                  /* device */
+    int *h_arena;                /* host, pinned (cudaMallocHost) unless h_pageable */
+    bool h_pageable;
+    cudaEvent_t copied; /* the last copy out of h_arena */
+    int *seg[NSEG];     /* device segments: arena + off */
     hmd_cuda_halo_shifts shifts;
     size_t bytes;
     unsigned long generation;
-    std::vector<int> h_root, h_chain_offset, h_chain, h_child_offset, h_child;
-    std::vector<int> h_fold_offset, h_fold_node, h_fold_parent;
+    std::vector<std::pair<int, int>> stack; /* make_fold_lists' */
 };
 
 __global__ void forward_kernel(const int *counts, const int *root, const int *chain_offset,
@@ -184,18 +202,17 @@ __global__ void reverse_kernel(const int *counts, const int *fold_offset, const 
  * self's reverse): every home atom's images in preorder, children pushed in list order so that
  * they come out reversed, each with the place of its parent. HMD_ESOFTWARE when the trees do
  * not hold every ghost once. */
-int make_fold_lists(self_transport *t, int nlocal, int nghost)
+int make_fold_lists(self_transport *t, int nlocal, int nghost, const int *child_offset,
+                    const int *child, int *fold_offset, int *fold_node, int *fold_parent)
 {
-    t->h_fold_offset.resize((size_t)nlocal + 1);
-    t->h_fold_node.resize((size_t)nghost + 1);
-    t->h_fold_parent.resize((size_t)nghost + 1);
-    std::vector<std::pair<int, int>> stack; /* (atom, place of its parent) */
+    std::vector<std::pair<int, int>> &stack = t->stack; /* (atom, place of its parent) */
+    stack.clear();
     int pos = 0;
     for (int i = 0; i < nlocal; i++) {
-        t->h_fold_offset[i] = pos;
+        fold_offset[i] = pos;
         const int k0 = pos;
-        for (int c = t->h_child_offset[i]; c < t->h_child_offset[i + 1]; c++) {
-            stack.push_back({t->h_child[c], 0});
+        for (int c = child_offset[i]; c < child_offset[i + 1]; c++) {
+            stack.push_back({child[c], 0});
         }
         while (!stack.empty()) {
             const std::pair<int, int> top = stack.back();
@@ -203,16 +220,16 @@ int make_fold_lists(self_transport *t, int nlocal, int nghost)
             if (pos >= nghost) {
                 return hmd_error_set(HMD_ESOFTWARE, "halo-transport = self: a ghost in two trees");
             }
-            t->h_fold_node[pos] = top.first;
-            t->h_fold_parent[pos] = top.second;
+            fold_node[pos] = top.first;
+            fold_parent[pos] = top.second;
             pos++;
             const int place = pos - k0; /* this image's place, counted from 1 */
-            for (int c = t->h_child_offset[top.first]; c < t->h_child_offset[top.first + 1]; c++) {
-                stack.push_back({t->h_child[c], place});
+            for (int c = child_offset[top.first]; c < child_offset[top.first + 1]; c++) {
+                stack.push_back({child[c], place});
             }
         }
     }
-    t->h_fold_offset[nlocal] = pos;
+    fold_offset[nlocal] = pos;
     if (pos != nghost) {
         return hmd_error_set(HMD_ESOFTWARE, "halo-transport = self: %d ghosts, %d in the trees",
                              nghost, pos);
@@ -220,30 +237,62 @@ int make_fold_lists(self_transport *t, int nlocal, int nghost)
     return HMD_OK;
 }
 
-/* Makes *p hold n elements (capacity *cap): a new array, and a new generation, when it did
- * not. */
-template <typename T> int regrow(self_transport *t, T **p, int *cap, int n)
+void free_host_arena(self_transport *t)
 {
-    if (n <= *cap && *p) {
-        return HMD_OK;
+    if (t->h_pageable) {
+        free(t->h_arena);
+    } else {
+        cudaFreeHost(t->h_arena);
     }
-    cudaFree(*p);
-    t->bytes -= (size_t)*cap * sizeof(T);
-    *p = NULL;
-    *cap = 0;
-    const int c = n + n / 2 + 16;
-    HMD_CUDA_CHECK(cudaMalloc((void **)p, sizeof(T) * c));
-    t->bytes += (size_t)c * sizeof(T);
-    *cap = c;
-    t->generation++;
-    return HMD_OK;
+    t->h_arena = NULL;
 }
 
-template <typename T> int put(T *dst, const std::vector<T> &src, size_t n, cudaStream_t st)
+/* Room for need[k] elements in every segment: when one lacks it, every segment that lacks it
+ * gets half as much again, the segments are laid out anew (a new generation: the pointers
+ * changed) and the arenas grow if they must. The host arena is pinned, or pageable where
+ * pinned memory is short. */
+int reserve_segments(self_transport *t, const size_t need[NSEG], cudaStream_t st)
 {
-    if (n > 0) {
-        HMD_CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), n * sizeof(T), cudaMemcpyHostToDevice, st));
+    bool fits = true;
+    for (int k = 0; k < NSEG; k++) {
+        fits = fits && need[k] <= t->cap[k];
     }
+    if (fits && t->arena) {
+        return HMD_OK;
+    }
+    size_t total = 0;
+    for (int k = 0; k < NSEG; k++) {
+        if (need[k] > t->cap[k]) {
+            t->cap[k] = need[k] + need[k] / 2 + 16;
+        }
+        t->off[k] = total;
+        total += t->cap[k];
+    }
+    if (total > t->cap_arena) {
+        HMD_CUDA_CHECK(cudaStreamSynchronize(st)); /* no copy or kernel still uses them */
+        cudaFree(t->arena);
+        free_host_arena(t);
+        t->bytes -= t->cap_arena * sizeof(int);
+        t->arena = NULL;
+        t->cap_arena = 0;
+        HMD_CUDA_CHECK(cudaMalloc((void **)&t->arena, total * sizeof(int)));
+        if (cudaMallocHost((void **)&t->h_arena, total * sizeof(int)) != cudaSuccess) {
+            cudaGetLastError();
+            t->h_arena = (int *)malloc(total * sizeof(int));
+            t->h_pageable = true;
+            if (!t->h_arena) {
+                return hmd_error_set(HMD_ENOMEM, "out of memory for the halo map");
+            }
+        } else {
+            t->h_pageable = false;
+        }
+        t->cap_arena = total;
+        t->bytes += total * sizeof(int);
+    }
+    for (int k = 0; k < NSEG; k++) {
+        t->seg[k] = t->arena + t->off[k];
+    }
+    t->generation++;
     return HMD_OK;
 }
 
@@ -261,40 +310,38 @@ int self_setup(void *self, const hmd_halo_arrays *a)
         return total;
     }
     t->plan = plan;
-    t->h_root.resize((size_t)nghost + 1);
-    t->h_chain_offset.resize((size_t)nghost + 1);
-    t->h_chain.resize((size_t)total + 1);
-    t->h_child_offset.resize((size_t)a->nall + 1);
-    t->h_child.resize((size_t)nghost + 1);
-    int rc = hmd_halo_plan_flatten_self(plan, hmd_comm_rank(), a->nall, t->h_root.data(),
-                                        t->h_chain_offset.data(), t->h_chain.data(),
-                                        t->h_child_offset.data(), t->h_child.data());
-    rc = rc ? rc : regrow(t, &t->root, &t->cap_root, nghost);
-    rc = rc ? rc : regrow(t, &t->chain_offset, &t->cap_chain_offset, nghost + 1);
-    rc = rc ? rc : regrow(t, &t->chain, &t->cap_chain, total);
-    rc = rc ? rc : regrow(t, &t->child_offset, &t->cap_child_offset, a->nall + 1);
-    rc = rc ? rc : regrow(t, &t->child, &t->cap_child, nghost);
-    rc = rc ? rc : make_fold_lists(t, nlocal, nghost);
-    rc = rc ? rc : regrow(t, &t->fold_offset, &t->cap_fold_offset, nlocal + 1);
-    rc = rc ? rc : regrow(t, &t->fold_node, &t->cap_fold_node, nghost);
-    rc = rc ? rc : regrow(t, &t->fold_parent, &t->cap_fold_parent, nghost);
+    cudaStream_t st = (cudaStream_t)a->stream;
+    const size_t g = (size_t)nghost;
+    const size_t need[NSEG] = {
+        2, g, g + 1, (size_t)total, (size_t)a->nall + 1, g, (size_t)nlocal + 1, g, g};
+    int rc = reserve_segments(t, need, st);
     if (rc) {
         return rc;
     }
-    const int counts[2] = {nlocal, nghost};
-    /* queued on the step's stream from pageable memory (staged before each call returns) */
-    cudaStream_t st = (cudaStream_t)a->stream;
-    HMD_CUDA_CHECK(cudaMemcpyAsync(t->counts, counts, sizeof counts, cudaMemcpyHostToDevice, st));
-    rc = put(t->root, t->h_root, nghost, st);
-    rc = rc ? rc : put(t->chain_offset, t->h_chain_offset, (size_t)nghost + 1, st);
-    rc = rc ? rc : put(t->chain, t->h_chain, total, st);
-    rc = rc ? rc : put(t->child_offset, t->h_child_offset, (size_t)a->nall + 1, st);
-    rc = rc ? rc : put(t->child, t->h_child, nghost, st);
-    rc = rc ? rc : put(t->fold_offset, t->h_fold_offset, (size_t)nlocal + 1, st);
-    rc = rc ? rc : put(t->fold_node, t->h_fold_node, nghost, st);
-    rc = rc ? rc : put(t->fold_parent, t->h_fold_parent, nghost, st);
+    HMD_CUDA_CHECK(cudaEventSynchronize(t->copied)); /* the last set-up's copy is done */
+    int *h[NSEG];
+    for (int k = 0; k < NSEG; k++) {
+        h[k] = t->h_arena + t->off[k];
+    }
+    h[SEG_COUNTS][0] = nlocal;
+    h[SEG_COUNTS][1] = nghost;
+    rc =
+        hmd_halo_plan_flatten_self(plan, hmd_comm_rank(), a->nall, h[SEG_ROOT], h[SEG_CHAIN_OFFSET],
+                                   h[SEG_CHAIN], h[SEG_CHILD_OFFSET], h[SEG_CHILD]);
+    rc = rc ? rc
+            : make_fold_lists(t, nlocal, nghost, h[SEG_CHILD_OFFSET], h[SEG_CHILD],
+                              h[SEG_FOLD_OFFSET], h[SEG_FOLD_NODE], h[SEG_FOLD_PARENT]);
+    if (rc) {
+        return rc;
+    }
+    /* every segment up to the last one's end, slack included: one transfer, queued on the
+     * step's stream */
+    const size_t used = t->off[NSEG - 1] + need[NSEG - 1];
+    HMD_CUDA_CHECK(
+        cudaMemcpyAsync(t->arena, t->h_arena, used * sizeof(int), cudaMemcpyHostToDevice, st));
+    HMD_CUDA_CHECK(cudaEventRecord(t->copied, st));
     t->shifts.valid = false;
-    return rc ? rc : hmd_cuda_halo_shifts_update(&t->shifts, plan, a->box, st);
+    return hmd_cuda_halo_shifts_update(&t->shifts, plan, a->box, st);
 }
 
 int self_forward(void *self, double *x, const hmd_box *box, void *stream)
@@ -302,12 +349,13 @@ int self_forward(void *self, double *x, const hmd_box *box, void *stream)
     self_transport *t = (self_transport *)self;
     cudaStream_t st = (cudaStream_t)stream;
     int rc = hmd_cuda_halo_shifts_update(&t->shifts, t->plan, box, st);
-    if (rc || !t->root) {
+    if (rc || !t->arena) {
         return rc;
     }
     /* over the capacity: the count is read on the device, so a graph survives list steps */
-    forward_kernel<<<(t->cap_root + THREADS - 1) / THREADS, THREADS, 0, st>>>(
-        t->counts, t->root, t->chain_offset, t->chain, t->shifts.dev, x);
+    forward_kernel<<<(unsigned)((t->cap[SEG_ROOT] + THREADS - 1) / THREADS), THREADS, 0, st>>>(
+        t->seg[SEG_COUNTS], t->seg[SEG_ROOT], t->seg[SEG_CHAIN_OFFSET], t->seg[SEG_CHAIN],
+        t->shifts.dev, x);
     HMD_CUDA_LAUNCHED("forward_kernel");
     return HMD_OK;
 }
@@ -319,12 +367,13 @@ int self_reverse(void *self, double *v, int ncomp, void *stream)
         return hmd_error_set(HMD_ENOTSUP, "halo-transport = self: reverse of %d values per atom",
                              ncomp);
     }
-    if (!t->fold_offset) {
+    if (!t->arena) {
         return HMD_OK;
     }
-    reverse_kernel<<<(t->cap_fold_offset + THREADS - 1) / THREADS, THREADS, 0,
-                     (cudaStream_t)stream>>>(t->counts, t->fold_offset, t->fold_node,
-                                             t->fold_parent, t->child_offset, t->child, v);
+    reverse_kernel<<<(unsigned)((t->cap[SEG_FOLD_OFFSET] + THREADS - 1) / THREADS), THREADS, 0,
+                     (cudaStream_t)stream>>>(t->seg[SEG_COUNTS], t->seg[SEG_FOLD_OFFSET],
+                                             t->seg[SEG_FOLD_NODE], t->seg[SEG_FOLD_PARENT],
+                                             t->seg[SEG_CHILD_OFFSET], t->seg[SEG_CHILD], v);
     HMD_CUDA_LAUNCHED("reverse_kernel");
     return HMD_OK;
 }
@@ -343,12 +392,12 @@ void self_destroy(void *self)
 {
     self_transport *t = (self_transport *)self;
     if (t) {
-        void *arrays[] = {t->counts,      t->root,         t->chain_offset,
-                          t->chain,       t->child_offset, t->child,
-                          t->fold_offset, t->fold_node,    t->fold_parent};
-        for (void *p : arrays) {
-            cudaFree(p);
+        if (t->copied) {
+            cudaEventSynchronize(t->copied);
+            cudaEventDestroy(t->copied);
         }
+        cudaFree(t->arena);
+        free_host_arena(t);
         hmd_cuda_halo_shifts_free(&t->shifts);
         delete t;
     }
@@ -378,9 +427,9 @@ extern "C" int hmd_cuda_halo_open_self(struct hmd_halo_transport *out)
     self_transport *t = new self_transport();
     out->ops = &self_ops;
     out->self = t;
-    if (cudaMalloc((void **)&t->counts, 2 * sizeof(int)) != cudaSuccess ||
-        cudaMemset(t->counts, 0, 2 * sizeof(int)) != cudaSuccess) {
+    if (cudaEventCreateWithFlags(&t->copied, cudaEventDisableTiming) != cudaSuccess) {
         cudaGetLastError();
+        t->copied = NULL;
         hmd_halo_transport_close(out);
         return hmd_error_set(HMD_ENOMEM, "GPU: no room for the halo transport");
     }
@@ -389,6 +438,6 @@ extern "C" int hmd_cuda_halo_open_self(struct hmd_halo_transport *out)
         hmd_halo_transport_close(out);
         return rc;
     }
-    t->bytes = 2 * sizeof(int) + HMD_CUDA_HALO_SHIFTS_BYTES;
+    t->bytes = HMD_CUDA_HALO_SHIFTS_BYTES;
     return HMD_OK;
 }

@@ -753,12 +753,16 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct
         HMD_CUDA_CHECK(
             cudaMemcpyAsync(md->k, k.data(), sizeof(double) * nlocal, cudaMemcpyHostToDevice, st));
     }
-    HMD_CUDA_CHECK(cudaMemcpyAsync(md->x_build, a->x, sizeof(double) * 3 * nlocal,
-                                   cudaMemcpyHostToDevice, st));
+    /* the positions the displacement is measured from: the home atoms' just uploaded */
+    HMD_CUDA_CHECK(cudaMemcpyAsync(md->x_build, d.x, sizeof(double) * 3 * nlocal,
+                                   cudaMemcpyDeviceToDevice, st));
     HMD_CUDA_CHECK(cudaMemsetAsync(md->scal + S_MAXD2, 0, sizeof(double), st));
     lap(&spent.upload_s);
     const hmd_halo_arrays arrays = {plan, box, nall, d.x, d.f, d.stream};
     rc = hmd_halo_transport_setup(md->halo, &arrays);
+    if (!rc && t) { /* its copies in its own time, not in the providers' */
+        HMD_CUDA_CHECK(cudaStreamSynchronize(st));
+    }
     lap(&spent.halo_s);
     for (int p = 0; p < md->nproviders && !rc; p++) {
         hmd_force_io io = device_io(md, p);
