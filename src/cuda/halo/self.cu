@@ -5,7 +5,9 @@
  * images, later swaps first, every image after its own images), the arithmetic of the host
  * transport's swap-by-swap replay bit for bit, without atomics. A home atom's tree is laid out
  * at setup as a flat list (`fold`), so that its images' values are loaded at once rather than
- * one by one along the tree. The set-up's arrays travel in one copy from a pinned arena.
+ * one by one along the tree. The set-up's host work runs on a worker thread while the caller
+ * goes on (uploads, the providers' lists), joined by the first exchange, and its arrays travel in
+ * one copy from a pinned arena, on a side stream that the step's stream waits for.
  * Counts live in device memory
  * and kernels run over capacities, so a recorded graph survives list steps that keep the
  * arrays. */
@@ -15,6 +17,7 @@
 #include "cuda/halo/shifts.cuh"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -56,8 +59,14 @@ struct self_transport {
     int *arena;                  /* device */
     int *h_arena;                /* host, pinned (cudaMallocHost) unless h_pageable */
     bool h_pageable;
-    cudaEvent_t copied; /* the last copy out of h_arena */
-    int *seg[NSEG];     /* device segments: arena + off */
+    cudaEvent_t copied;    /* the last copy out of h_arena */
+    cudaStream_t side;     /* the copies' stream: they overlap the providers' kernels */
+    cudaEvent_t queued;    /* the caller's stream at set-up: the copy waits for what came before */
+    int *seg[NSEG];        /* device segments: arena + off */
+    std::thread worker;    /* the set-up's host work, while the list step goes on */
+    bool pending;          /* worker started, its copy not yet queued */
+    int worker_rc, placed; /* its outcome: HMD_OK or a code; the ghosts it placed */
+    size_t used;           /* ints of the arena to copy */
     hmd_cuda_halo_shifts shifts;
     size_t bytes;
     unsigned long generation;
@@ -200,8 +209,9 @@ __global__ void reverse_kernel(const int *counts, const int *fold_offset, const 
 
 /* The flat lists of reverse_kernel from the tree of child_offset/child (hmd_halo_plan_flatten_
  * self's reverse): every home atom's images in preorder, children pushed in list order so that
- * they come out reversed, each with the place of its parent. HMD_ESOFTWARE when the trees do
- * not hold every ghost once. */
+ * they come out reversed, each with the place of its parent. Returns the ghosts placed (nghost
+ * when the trees hold every ghost once, more than nghost when a ghost is in two); sets no
+ * error (it runs on the set-up's worker). */
 int make_fold_lists(self_transport *t, int nlocal, int nghost, const int *child_offset,
                     const int *child, int *fold_offset, int *fold_node, int *fold_parent)
 {
@@ -218,7 +228,7 @@ int make_fold_lists(self_transport *t, int nlocal, int nghost, const int *child_
             const std::pair<int, int> top = stack.back();
             stack.pop_back();
             if (pos >= nghost) {
-                return hmd_error_set(HMD_ESOFTWARE, "halo-transport = self: a ghost in two trees");
+                return nghost + 1;
             }
             fold_node[pos] = top.first;
             fold_parent[pos] = top.second;
@@ -230,11 +240,7 @@ int make_fold_lists(self_transport *t, int nlocal, int nghost, const int *child_
         }
     }
     fold_offset[nlocal] = pos;
-    if (pos != nghost) {
-        return hmd_error_set(HMD_ESOFTWARE, "halo-transport = self: %d ghosts, %d in the trees",
-                             nghost, pos);
-    }
-    return HMD_OK;
+    return pos;
 }
 
 void free_host_arena(self_transport *t)
@@ -299,9 +305,13 @@ int reserve_segments(self_transport *t, const size_t need[NSEG], cudaStream_t st
 int self_setup(void *self, const hmd_halo_arrays *a)
 {
     self_transport *t = (self_transport *)self;
+    if (t->pending) { /* a set-up that no exchange used */
+        t->worker.join();
+        t->pending = false;
+    }
     const hmd_halo_plan *plan = a->plan;
-    const int nlocal = plan->nlocal, nghost = a->nall - nlocal;
-    if (!hmd_halo_plan_is_self(plan, hmd_comm_rank())) {
+    const int nlocal = plan->nlocal, nghost = a->nall - nlocal, rank = hmd_comm_rank();
+    if (!hmd_halo_plan_is_self(plan, rank)) {
         return hmd_error_set(HMD_ENOTSUP, "halo-transport = self: the halo exchanges with "
                                           "another rank");
     }
@@ -319,36 +329,74 @@ int self_setup(void *self, const hmd_halo_arrays *a)
         return rc;
     }
     HMD_CUDA_CHECK(cudaEventSynchronize(t->copied)); /* the last set-up's copy is done */
-    int *h[NSEG];
-    for (int k = 0; k < NSEG; k++) {
-        h[k] = t->h_arena + t->off[k];
-    }
-    h[SEG_COUNTS][0] = nlocal;
-    h[SEG_COUNTS][1] = nghost;
-    rc =
-        hmd_halo_plan_flatten_self(plan, hmd_comm_rank(), a->nall, h[SEG_ROOT], h[SEG_CHAIN_OFFSET],
-                                   h[SEG_CHAIN], h[SEG_CHILD_OFFSET], h[SEG_CHILD]);
-    rc = rc ? rc
-            : make_fold_lists(t, nlocal, nghost, h[SEG_CHILD_OFFSET], h[SEG_CHILD],
-                              h[SEG_FOLD_OFFSET], h[SEG_FOLD_NODE], h[SEG_FOLD_PARENT]);
+    HMD_CUDA_CHECK(cudaEventRecord(t->queued, st));
+    t->shifts.valid = false;
+    rc = hmd_cuda_halo_shifts_update(&t->shifts, plan, a->box, st);
     if (rc) {
         return rc;
     }
-    /* every segment up to the last one's end, slack included: one transfer, queued on the
-     * step's stream */
-    const size_t used = t->off[NSEG - 1] + need[NSEG - 1];
-    HMD_CUDA_CHECK(
-        cudaMemcpyAsync(t->arena, t->h_arena, used * sizeof(int), cudaMemcpyHostToDevice, st));
-    HMD_CUDA_CHECK(cudaEventRecord(t->copied, st));
-    t->shifts.valid = false;
-    return hmd_cuda_halo_shifts_update(&t->shifts, plan, a->box, st);
+    /* the flattened swaps and the fold lists into the host arena on a worker, which the first
+     * forward or reverse joins: until then the caller uploads and prepares its providers */
+    t->used = t->off[NSEG - 1] + need[NSEG - 1];
+    t->pending = true;
+    t->worker = std::thread([t, plan, rank, nlocal, nghost, nall = a->nall]() {
+        int *h[NSEG];
+        for (int k = 0; k < NSEG; k++) {
+            h[k] = t->h_arena + t->off[k];
+        }
+        h[SEG_COUNTS][0] = nlocal;
+        h[SEG_COUNTS][1] = nghost;
+        t->worker_rc =
+            hmd_halo_plan_flatten_self(plan, rank, nall, h[SEG_ROOT], h[SEG_CHAIN_OFFSET],
+                                       h[SEG_CHAIN], h[SEG_CHILD_OFFSET], h[SEG_CHILD]);
+        t->placed = t->worker_rc
+                        ? 0
+                        : make_fold_lists(t, nlocal, nghost, h[SEG_CHILD_OFFSET], h[SEG_CHILD],
+                                          h[SEG_FOLD_OFFSET], h[SEG_FOLD_NODE], h[SEG_FOLD_PARENT]);
+    });
+    return HMD_OK;
+}
+
+/* Joins the set-up's worker and queues its copy on the side stream, which `stream` then waits
+ * for (the copy overlaps whatever the step queued before). While `stream` is being recorded
+ * into a graph the host waits for the copy instead: a graph must not wait on it. */
+int finish_setup(self_transport *t, cudaStream_t stream)
+{
+    if (!t->pending) {
+        return HMD_OK;
+    }
+    t->worker.join();
+    t->pending = false;
+    const int nghost = t->h_arena[t->off[SEG_COUNTS] + 1];
+    if (t->worker_rc) {
+        return t->worker_rc;
+    }
+    if (t->placed != nghost) {
+        return hmd_error_set(HMD_ESOFTWARE, "halo-transport = self: %d ghosts, %s", nghost,
+                             t->placed > nghost ? "a ghost in two trees" : "some in no tree");
+    }
+    /* every segment up to the last one's end, slack included: one transfer, after the kernels
+     * queued before the set-up (they may read the arena) */
+    HMD_CUDA_CHECK(cudaStreamWaitEvent(t->side, t->queued, 0));
+    HMD_CUDA_CHECK(cudaMemcpyAsync(t->arena, t->h_arena, t->used * sizeof(int),
+                                   cudaMemcpyHostToDevice, t->side));
+    HMD_CUDA_CHECK(cudaEventRecord(t->copied, t->side));
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    HMD_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+    if (capturing != cudaStreamCaptureStatusNone) {
+        HMD_CUDA_CHECK(cudaEventSynchronize(t->copied));
+    } else {
+        HMD_CUDA_CHECK(cudaStreamWaitEvent(stream, t->copied, 0));
+    }
+    return HMD_OK;
 }
 
 int self_forward(void *self, double *x, const hmd_box *box, void *stream)
 {
     self_transport *t = (self_transport *)self;
     cudaStream_t st = (cudaStream_t)stream;
-    int rc = hmd_cuda_halo_shifts_update(&t->shifts, t->plan, box, st);
+    int rc = finish_setup(t, st);
+    rc = rc ? rc : hmd_cuda_halo_shifts_update(&t->shifts, t->plan, box, st);
     if (rc || !t->arena) {
         return rc;
     }
@@ -367,8 +415,9 @@ int self_reverse(void *self, double *v, int ncomp, void *stream)
         return hmd_error_set(HMD_ENOTSUP, "halo-transport = self: reverse of %d values per atom",
                              ncomp);
     }
-    if (!t->arena) {
-        return HMD_OK;
+    const int rc = finish_setup(t, (cudaStream_t)stream);
+    if (rc || !t->arena) {
+        return rc;
     }
     reverse_kernel<<<(unsigned)((t->cap[SEG_FOLD_OFFSET] + THREADS - 1) / THREADS), THREADS, 0,
                      (cudaStream_t)stream>>>(t->seg[SEG_COUNTS], t->seg[SEG_FOLD_OFFSET],
@@ -392,9 +441,18 @@ void self_destroy(void *self)
 {
     self_transport *t = (self_transport *)self;
     if (t) {
+        if (t->pending) {
+            t->worker.join();
+        }
         if (t->copied) {
             cudaEventSynchronize(t->copied);
             cudaEventDestroy(t->copied);
+        }
+        if (t->side) {
+            cudaStreamDestroy(t->side);
+        }
+        if (t->queued) {
+            cudaEventDestroy(t->queued);
         }
         cudaFree(t->arena);
         free_host_arena(t);
@@ -427,9 +485,10 @@ extern "C" int hmd_cuda_halo_open_self(struct hmd_halo_transport *out)
     self_transport *t = new self_transport();
     out->ops = &self_ops;
     out->self = t;
-    if (cudaEventCreateWithFlags(&t->copied, cudaEventDisableTiming) != cudaSuccess) {
+    if (cudaEventCreateWithFlags(&t->copied, cudaEventDisableTiming) != cudaSuccess ||
+        cudaEventCreateWithFlags(&t->queued, cudaEventDisableTiming) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&t->side, cudaStreamNonBlocking) != cudaSuccess) {
         cudaGetLastError();
-        t->copied = NULL;
         hmd_halo_transport_close(out);
         return hmd_error_set(HMD_ENOMEM, "GPU: no room for the halo transport");
     }

@@ -103,12 +103,16 @@ __global__ void second_half(int n, const double *k, const double *f, double *v)
  * adds them in block order into loc[c], so the result does not depend on which block ends
  * last. what = 0: kinetic energy sum m v.v (1 value); what = 1: momentum m v and mass (4
  * values). This rank's sums; the global sum over ranks follows (struct
- * hmd_halo_transport_ops.sum). */
+ * hmd_halo_transport_ops.sum). Only at steps that are multiples of `every` (the others leave
+ * loc as it was: nothing reads it then). */
 __global__ void local_sums(int n, int what, const double *mass, const double *v, double *part,
-                           unsigned *done, double *loc)
+                           unsigned *done, double *loc, const long long *step, int every)
 {
     __shared__ double sh[4][THREADS];
     __shared__ bool last;
+    if (every > 1 && *step % every != 0) { /* the same for every block: none counts */
+        return;
+    }
     double acc[4] = {0, 0, 0, 0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const double m = mass[i], *vi = v + 3 * i;
@@ -217,10 +221,11 @@ __global__ void com_velocity(const double *tot, int nstcomm, const long long *st
     }
 }
 
-__global__ void remove_com(int n, const double *scal, double *v)
+/* v minus the centre-of-mass velocity (com_velocity's, zero at other steps: skipped). */
+__global__ void remove_com(int n, const double *scal, const long long *step, int nstcomm, double *v)
 {
     const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e < 3 * n) {
+    if (e < 3 * n && *step % nstcomm == 0) {
         v[e] -= scal[S_COM + e % 3];
     }
 }
@@ -364,7 +369,9 @@ int launch_local_sums(hmd_cuda_md *md, int what)
     cudaStream_t st = stream_of(md);
     const hmd_cuda_atoms a = hmd_cuda_state_atoms(md->state);
     const unsigned np = parts(md->nlocal);
-    local_sums<<<np, THREADS, 0, st>>>(md->nlocal, what, a.mass, a.v, md->part, md->done, md->loc);
+    /* the kinetic energy at every step, the momentum at centre-of-mass steps */
+    local_sums<<<np, THREADS, 0, st>>>(md->nlocal, what, a.mass, a.v, md->part, md->done, md->loc,
+                                       a.step, what == 1 ? md->c.nstcomm : 1);
     HMD_CUDA_LAUNCHED("local_sums");
     return HMD_OK;
 }
@@ -457,7 +464,8 @@ void forces_and_second_half(hmd_cuda_md *md, bool initial, std::vector<step_piec
             cudaStream_t st = stream_of(md);
             com_velocity<<<1, 1, 0, st>>>(md->tot, md->c.nstcomm, a.step, md->scal);
             HMD_CUDA_LAUNCHED("com_velocity");
-            remove_com<<<blocks(3 * md->nlocal), THREADS, 0, st>>>(md->nlocal, md->scal, a.v);
+            remove_com<<<blocks(3 * md->nlocal), THREADS, 0, st>>>(md->nlocal, md->scal, a.step,
+                                                                   md->c.nstcomm, a.v);
             HMD_CUDA_LAUNCHED("remove_com");
             return HMD_OK;
         });
@@ -760,9 +768,6 @@ extern "C" int hmd_cuda_md_finish_list_step(struct hmd_cuda_md *md, const struct
     lap(&spent.upload_s);
     const hmd_halo_arrays arrays = {plan, box, nall, d.x, d.f, d.stream};
     rc = hmd_halo_transport_setup(md->halo, &arrays);
-    if (!rc && t) { /* its copies in its own time, not in the providers' */
-        HMD_CUDA_CHECK(cudaStreamSynchronize(st));
-    }
     lap(&spent.halo_s);
     for (int p = 0; p < md->nproviders && !rc; p++) {
         hmd_force_io io = device_io(md, p);
