@@ -12,6 +12,7 @@ case ${1:-} in
   on)
     shift
     hook=.git/hooks/pre-commit
+    mkdir -p .git/hooks
     if [ ! -f "$hook" ]; then
       printf '#!/bin/sh\n[ -f .git/device_slim.list ] || exit 0\necho "device_slim is on (paths out of the index): scripts/device_slim.sh off first" >&2\nexit 1\n' > "$hook"
       chmod +x "$hook"
