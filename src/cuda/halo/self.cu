@@ -306,7 +306,9 @@ int self_setup(void *self, const hmd_halo_arrays *a)
 {
     self_transport *t = (self_transport *)self;
     if (t->pending) { /* a set-up that no exchange used */
-        t->worker.join();
+        if (t->worker.joinable()) {
+            t->worker.join();
+        }
         t->pending = false;
     }
     const hmd_halo_plan *plan = a->plan;
@@ -339,7 +341,7 @@ int self_setup(void *self, const hmd_halo_arrays *a)
      * forward or reverse joins: until then the caller uploads and prepares its providers */
     t->used = t->off[NSEG - 1] + need[NSEG - 1];
     t->pending = true;
-    t->worker = std::thread([t, plan, rank, nlocal, nghost, nall = a->nall]() {
+    auto work = [t, plan, rank, nlocal, nghost, nall = a->nall]() {
         int *h[NSEG];
         for (int k = 0; k < NSEG; k++) {
             h[k] = t->h_arena + t->off[k];
@@ -353,7 +355,12 @@ int self_setup(void *self, const hmd_halo_arrays *a)
                         ? 0
                         : make_fold_lists(t, nlocal, nghost, h[SEG_CHILD_OFFSET], h[SEG_CHILD],
                                           h[SEG_FOLD_OFFSET], h[SEG_FOLD_NODE], h[SEG_FOLD_PARENT]);
-    });
+    };
+    try {
+        t->worker = std::thread(work);
+    } catch (...) { /* no thread to be had: the work here and now */
+        work();
+    }
     return HMD_OK;
 }
 
@@ -365,7 +372,9 @@ int finish_setup(self_transport *t, cudaStream_t stream)
     if (!t->pending) {
         return HMD_OK;
     }
-    t->worker.join();
+    if (t->worker.joinable()) {
+        t->worker.join();
+    }
     t->pending = false;
     const int nghost = t->h_arena[t->off[SEG_COUNTS] + 1];
     if (t->worker_rc) {
@@ -442,7 +451,9 @@ void self_destroy(void *self)
     self_transport *t = (self_transport *)self;
     if (t) {
         if (t->pending) {
-            t->worker.join();
+            if (t->worker.joinable()) {
+                t->worker.join();
+            }
         }
         if (t->copied) {
             cudaEventSynchronize(t->copied);
