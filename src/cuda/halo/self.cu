@@ -7,10 +7,9 @@
  * at setup as a flat list (`fold`), so that its images' values are loaded at once rather than
  * one by one along the tree. The set-up's host work runs on a worker thread while the caller
  * goes on (uploads, the providers' lists), joined by the first exchange, and its arrays travel in
- * one copy from a pinned arena, on a side stream that the step's stream waits for.
- * Counts live in device memory
- * and kernels run over capacities, so a recorded graph survives list steps that keep the
- * arrays. */
+ * one copy from a pinned arena, on a side stream that the step's stream waits for. Counts live
+ * in device memory and kernels run over capacities, so a recorded graph survives list steps
+ * that keep the arrays. */
 #include "cuda/cuda_internal.cuh"
 
 #include "cuda/cuda_api.h"
