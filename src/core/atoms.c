@@ -103,48 +103,89 @@ int hmd_atoms_record_width(unsigned mask)
     return w;
 }
 
-void hmd_atoms_pack(const struct hmd_atoms *a, int k, unsigned mask, const double shift[3],
-                    double *rec)
+/* Column c of field f of atoms list[j] (j < n) into rec[j * width + off], as doubles,
+ * T the field's element type. */
+#define PACK_COLUMN(T)                                                                             \
+    do {                                                                                           \
+        const T *q = (const T *)p;                                                                 \
+        for (int j = 0; j < n; j++) {                                                              \
+            double v = (double)q[(size_t)list[j] * fi->width + c];                                 \
+            if (s) {                                                                               \
+                v += s[c];                                                                         \
+            }                                                                                      \
+            rec[(size_t)j * width + off] = v;                                                      \
+        }                                                                                          \
+    } while (0)
+
+void hmd_atoms_pack_list(const struct hmd_atoms *a, const int *list, int n, unsigned mask,
+                         const double shift[3], double *rec)
 {
+    const size_t width = (size_t)hmd_atoms_record_width(mask);
+    size_t off = 0;
     for (int f = 0; f < HMD_NFIELDS; f++) {
         if (!(mask & HMD_FIELD_BIT(f))) {
             continue;
         }
         const struct hmd_atom_field_info *fi = &hmd_atom_fields[f];
         const void *p = *array_of(a, f);
-        for (int c = 0; c < fi->width; c++) {
-            const size_t e = (size_t)k * fi->width + c;
-            double v = fi->kind == HMD_FIELD_DOUBLE ? ((const double *)p)[e]
-                       : fi->kind == HMD_FIELD_INT  ? (double)((const int *)p)[e]
-                                                    : (double)((const int64_t *)p)[e];
-            if (shift && (fi->flags & HMD_FIELD_SHIFTED)) {
-                v += shift[c];
+        const double *s = shift && (fi->flags & HMD_FIELD_SHIFTED) ? shift : NULL;
+        for (int c = 0; c < fi->width; c++, off++) {
+            if (fi->kind == HMD_FIELD_DOUBLE) {
+                PACK_COLUMN(double);
+            } else if (fi->kind == HMD_FIELD_INT) {
+                PACK_COLUMN(int);
+            } else {
+                PACK_COLUMN(int64_t);
             }
-            *rec++ = v;
         }
     }
 }
 
-void hmd_atoms_unpack(struct hmd_atoms *a, int k, unsigned mask, const double *rec)
+#undef PACK_COLUMN
+
+/* Column c of field f of atoms first + j (j < n) from rec[j * width + off], T the field's
+ * element type. */
+#define UNPACK_COLUMN(T)                                                                           \
+    do {                                                                                           \
+        T *q = (T *)p;                                                                             \
+        for (int j = 0; j < n; j++) {                                                              \
+            q[(size_t)(first + j) * fi->width + c] = (T)rec[(size_t)j * width + off];              \
+        }                                                                                          \
+    } while (0)
+
+void hmd_atoms_unpack_list(struct hmd_atoms *a, int first, int n, unsigned mask, const double *rec)
 {
+    const size_t width = (size_t)hmd_atoms_record_width(mask);
+    size_t off = 0;
     for (int f = 0; f < HMD_NFIELDS; f++) {
         if (!(mask & HMD_FIELD_BIT(f))) {
             continue;
         }
         const struct hmd_atom_field_info *fi = &hmd_atom_fields[f];
         void *p = *array_of(a, f);
-        for (int c = 0; c < fi->width; c++) {
-            const size_t e = (size_t)k * fi->width + c;
-            const double v = *rec++;
+        for (int c = 0; c < fi->width; c++, off++) {
             if (fi->kind == HMD_FIELD_DOUBLE) {
-                ((double *)p)[e] = v;
+                UNPACK_COLUMN(double);
             } else if (fi->kind == HMD_FIELD_INT) {
-                ((int *)p)[e] = (int)v;
+                UNPACK_COLUMN(int);
             } else {
-                ((int64_t *)p)[e] = (int64_t)v;
+                UNPACK_COLUMN(int64_t);
             }
         }
     }
+}
+
+#undef UNPACK_COLUMN
+
+void hmd_atoms_pack(const struct hmd_atoms *a, int k, unsigned mask, const double shift[3],
+                    double *rec)
+{
+    hmd_atoms_pack_list(a, &k, 1, mask, shift, rec);
+}
+
+void hmd_atoms_unpack(struct hmd_atoms *a, int k, unsigned mask, const double *rec)
+{
+    hmd_atoms_unpack_list(a, k, 1, mask, rec);
 }
 
 /* Atoms list[j] into first + j, w elements of type T each, from array p. */

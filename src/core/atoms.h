@@ -87,6 +87,15 @@ void hmd_atoms_pack(const struct hmd_atoms *atoms, int k, unsigned mask, const d
 /* Reads rec (written by hmd_atoms_pack with the same mask) into atom k. */
 void hmd_atoms_unpack(struct hmd_atoms *atoms, int k, unsigned mask, const double *rec);
 
+/* hmd_atoms_pack of atoms list[0 .. n) into records rec + j * width, one field at a time over
+ * all of them (the same values). */
+void hmd_atoms_pack_list(const struct hmd_atoms *atoms, const int *list, int n, unsigned mask,
+                         const double shift[3], double *rec);
+
+/* hmd_atoms_unpack of n records rec + j * width into atoms first + j (within the capacity). */
+void hmd_atoms_unpack_list(struct hmd_atoms *atoms, int first, int n, unsigned mask,
+                           const double *rec);
+
 /* Appends n images: atom first + j (j < n, within the capacity) gets atom list[j]'s fields of
  * `mask`, HMD_FIELD_SHIFTED ones plus shift[3] (NULL: none); the same values as packing
  * list[j] and unpacking the record into first + j, one field at a time over all atoms. The

@@ -72,10 +72,7 @@ static int borders_pulse(struct hmd_halo_plan *plan, struct hmd_dd_buffers *buf,
     if (rc) {
         return rc;
     }
-    for (int n = 0; n < sw->nsend; n++) {
-        const int k = plan->send_list[sw->send_offset + n];
-        hmd_atoms_pack(a, k, fields, shift, buf->send + (size_t)n * width);
-    }
+    hmd_atoms_pack_list(a, plan->send_list + sw->send_offset, sw->nsend, fields, shift, buf->send);
     int nrecv = 0;
     rc = hmd_dd_exchange_records(buf, to, sw->nsend, from, width, HMD_TAG_BORDERS, &nrecv);
     sw = &plan->swap[plan->nswap - 1];
@@ -85,9 +82,7 @@ static int borders_pulse(struct hmd_halo_plan *plan, struct hmd_dd_buffers *buf,
     if (rc) {
         return rc;
     }
-    for (int n = 0; n < nrecv; n++) {
-        hmd_atoms_unpack(a, nall + n, fields, buf->recv + (size_t)n * width);
-    }
+    hmd_atoms_unpack_list(a, nall, nrecv, fields, buf->recv);
     sw->nrecv = nrecv;
     a->nghost += nrecv;
     *nsent = sw->nsend;

@@ -142,7 +142,8 @@ static void check_flattened(const struct hmd_halo_plan *plan, struct hmd_halo_tr
 }
 
 /* hmd_atoms_copy_images (the borders' images of this rank's own atoms) writes what a record
- * packed with the shift and unpacked writes, bit for bit, for every border field. */
+ * packed with the shift and unpacked writes, bit for bit, for every border field; records of
+ * a list packed and unpacked at once equal those of one atom at a time. */
 static void test_images_equal_records(void **state)
 {
     (void)state;
@@ -174,6 +175,23 @@ static void test_images_equal_records(void **state)
         hmd_atoms_unpack(&a, n + j, fields, rec);
     }
     hmd_atoms_copy_images(&b, list, m, n, fields, shift);
+    /* records of the whole list at once: the same as one at a time */
+    double *recs = malloc(sizeof(double) * width * m);
+    hmd_atoms_pack_list(&a, list, m, fields, shift, recs);
+    for (int j = 0; j < m; j++) {
+        hmd_atoms_pack(&a, list[j], fields, shift, rec);
+        assert_memory_equal(rec, recs + (size_t)j * width, sizeof(double) * width);
+    }
+    struct hmd_atoms c = {0};
+    assert_int_equal(hmd_atoms_add_field(&c, HMD_FIELD_CHARGE), HMD_OK);
+    assert_int_equal(hmd_atoms_reserve(&c, n + m), HMD_OK);
+    hmd_atoms_unpack_list(&c, n, m, fields, recs);
+    assert_memory_equal(c.x + 3 * n, b.x + 3 * n, sizeof(double) * 3 * m);
+    assert_memory_equal(c.type + n, b.type + n, sizeof(int) * m);
+    assert_memory_equal(c.id + n, b.id + n, sizeof(int64_t) * m);
+    assert_memory_equal(c.charge + n, b.charge + n, sizeof(double) * m);
+    free(recs);
+    hmd_atoms_free(&c);
     assert_memory_equal(a.x, b.x, sizeof(double) * 3 * (n + m));
     assert_memory_equal(a.type, b.type, sizeof(int) * (n + m));
     assert_memory_equal(a.id, b.id, sizeof(int64_t) * (n + m));
