@@ -15,8 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -540,9 +544,34 @@ out_close:
  * dataset it opens on a pipe and reports its status at the end; only if it got through is the
  * file read here. A child killed by a signal, or silent beyond PROBE_SECONDS, means a damaged
  * file, reported with the last thing it was reading. HALOMD_MODEL_PROBE=0 reads in-process
- * only (the fuzz harness uses it to see halomd's own faults). */
+ * only (the fuzz harness uses it to see halomd's own faults); HALOMD_MODEL_PROBE_SECONDS sets
+ * the silence allowed (1 to 86400 s, PROBE_SECONDS by default; the tests shorten it). */
 
 #define PROBE_SECONDS 120
+
+/* The silence allowed to the probe's child, in s: HALOMD_MODEL_PROBE_SECONDS when it is a whole
+ * number from 1 to 86400, else PROBE_SECONDS. */
+static int probe_seconds(void)
+{
+    const char *env = getenv("HALOMD_MODEL_PROBE_SECONDS");
+    if (env && *env) {
+        char *end = NULL;
+        errno = 0;
+        const long v = strtol(env, &end, 10);
+        if (errno == 0 && *end == '\0' && v >= 1 && v <= 86400) {
+            return (int)v;
+        }
+    }
+    return PROBE_SECONDS;
+}
+
+/* Seconds on the monotonic clock. */
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* The child: reads, then writes "\001<status> <message>" and leaves without atexit handlers
  * (MPI, CUDA and stdio belong to the parent). */
@@ -560,18 +589,26 @@ static void probe_child(const char *path, int fd)
     _exit(0);
 }
 
-/* Reads the child's announcements until it closes the pipe or the deadline passes; keeps the
- * last line and the final report. Returns false on timeout. */
-static bool probe_listen(int fd, char *last, size_t last_len, char *report, size_t report_len)
+/* Reads the child's announcements until it closes the pipe or stays silent for `seconds`;
+ * keeps the last line and the final report. Returns false on timeout. The silence is measured
+ * on the monotonic clock from the last bytes read, so that signals (which interrupt poll) do not
+ * restart it. */
+static bool probe_listen(int fd, int seconds, char *last, size_t last_len, char *report,
+                         size_t report_len)
 {
     char buf[4096], line[512];
     size_t len = 0;
     last[0] = report[0] = '\0';
     bool in_report = false;
     size_t rlen = 0;
+    double heard = monotonic_s();
     for (;;) {
+        const double left = seconds - (monotonic_s() - heard);
+        if (left <= 0.0) {
+            return false;
+        }
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        int ready = poll(&p, 1, PROBE_SECONDS * 1000);
+        int ready = poll(&p, 1, (int)ceil(left * 1000.0));
         if (ready == 0) {
             return false;
         }
@@ -585,6 +622,7 @@ static bool probe_listen(int fd, char *last, size_t last_len, char *report, size
         if (got <= 0) {
             return true;
         }
+        heard = monotonic_s();
         for (ssize_t k = 0; k < got; k++) {
             const char c = buf[k];
             if (in_report) {
@@ -614,6 +652,7 @@ static int probe(const char *path)
         return HMD_OK; /* no probe possible: read in-process as before */
     }
     fflush(NULL);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -621,12 +660,19 @@ static int probe(const char *path)
         return HMD_OK;
     }
     if (pid == 0) {
+#ifdef __linux__
+        /* a child stuck in HDF5 must not outlive a parent that was killed while it waited */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != parent) {
+            _exit(4); /* it died before the request took effect */
+        }
+#endif
         close(fds[0]);
         probe_child(path, fds[1]);
     }
     close(fds[1]);
     char last[512], report[2100];
-    const bool in_time = probe_listen(fds[0], last, sizeof last, report, sizeof report);
+    const int seconds = probe_seconds();
+    const bool in_time = probe_listen(fds[0], seconds, last, sizeof last, report, sizeof report);
     close(fds[0]);
     if (!in_time) {
         kill(pid, SIGKILL);
@@ -639,7 +685,7 @@ static int probe(const char *path)
         return hmd_error_set(HMD_EDATA,
                              "%s: reading the model did not end within %d s (HDF5 stuck in %s): "
                              "the file is damaged; use an intact copy",
-                             path, PROBE_SECONDS, at);
+                             path, seconds, at);
     }
     if (WIFSIGNALED(status)) {
         return hmd_error_set(HMD_EDATA,

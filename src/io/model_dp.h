@@ -17,8 +17,8 @@
  * feature halomd does not implement, named in the message). Every dataset's size is checked
  * against the file before it is allocated or read, and its values must be finite. The file is
  * first read in a child process (model_dp.c, "the probe"), so that a file that makes HDF5 crash
- * or hang ends with HMD_EDATA naming the file and what was being read; HALOMD_MODEL_PROBE=0
- * turns the probe off. */
+ * or hang ends with HMD_EDATA naming the file and what was being read (a hang: the child silent
+ * for 120 s, or HALOMD_MODEL_PROBE_SECONDS); HALOMD_MODEL_PROBE=0 turns the probe off. */
 int hmd_model_read_dp(const char *path, struct hmd_dp_model *model);
 
 #endif /* HMD_IO_MODEL_DP_H */

@@ -22,6 +22,9 @@ add_test(NAME fuzz.reproducers COMMAND sh -c "\
 ${FUZZ_OUT}/fuzz_gro -malloc_limit_mb=256 ${HMD_TEST_DATA}/bad/fuzz/gro_huge_count.gro && \
 ${FUZZ_OUT}/fuzz_model_dp -malloc_limit_mb=256 ${HMD_TEST_DATA}/bad/fuzz/model_h5hg_read.dp && \
 ${FUZZ_OUT}/fuzz_top -malloc_limit_mb=256 ${HMD_TEST_DATA}/bad/fuzz/top_huge_molecules.top && \
-HALOMD_MODEL_PROBE=0 ${FUZZ_OUT}/fuzz_model_dp ${HMD_TEST_DATA}/bad/fuzz/model_json_nan_at_end.dp")
+HALOMD_MODEL_PROBE=0 ${FUZZ_OUT}/fuzz_model_dp ${HMD_TEST_DATA}/bad/fuzz/model_json_nan_at_end.dp && \
+HALOMD_MODEL_PROBE_SECONDS=5 ${FUZZ_OUT}/fuzz_model_dp -timeout=6 ${HMD_TEST_DATA}/bad/fuzz/model_hdf5_hang.dp")
+# (the last: libFuzzer's alarm interrupts the probe's wait every 4 s; a wait that restarted its
+# 5 s at each signal would run past the 6 s timeout)
 set_tests_properties(fuzz.reproducers PROPERTIES LABELS fuzz FIXTURES_REQUIRED fuzz_bins
   ENVIRONMENT "HMD_FUZZ_TMP=${CMAKE_CURRENT_BINARY_DIR}/tmp")

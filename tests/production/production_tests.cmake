@@ -71,3 +71,12 @@ halomd_cli_test(NAME model_nan_weight EXIT 65
 halomd_cli_test(NAME model_hdf5_crash EXIT 65
   MATCH "model_h5hg_read.dp: (the file is damaged: HDF5 crashed .signal [0-9]+. reading the root attribute 'json'|cannot read root attribute 'json')"
   ARGS info -m ${BAD}/fuzz/model_h5hg_read.dp)
+# HDF5 1.10.8 loops forever on this file: the probe's bound (shortened here) ends it
+halomd_cli_test(NAME model_hdf5_hang EXIT 65
+  MATCH "model_hdf5_hang.dp: reading the model did not end within 2 s .HDF5 stuck in the root attribute 'json'.: the file is damaged"
+  ARGS info -m ${BAD}/fuzz/model_hdf5_hang.dp)
+set_tests_properties(cli.model_hdf5_hang PROPERTIES ENVIRONMENT "HALOMD_MODEL_PROBE_SECONDS=2")
+# a run killed while the probe waits leaves no child stuck in HDF5 behind
+add_test(NAME cli.model_probe_orphan
+  COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/probe_orphan.sh $<TARGET_FILE:halomd> ${BAD}/fuzz/model_hdf5_hang.dp)
+set_tests_properties(cli.model_probe_orphan PROPERTIES LABELS cli TIMEOUT 30)
