@@ -20,10 +20,10 @@
 #endif
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/timer.h"
 #include "io/dp_tree.h"
 #include "nnp/se_e2_a.h"
 
@@ -565,14 +565,6 @@ static int probe_seconds(void)
     return PROBE_SECONDS;
 }
 
-/* Seconds on the monotonic clock. */
-static double monotonic_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The child: reads, then writes "\001<status> <message>" and leaves without atexit handlers
  * (MPI, CUDA and stdio belong to the parent). */
 static void probe_child(const char *path, int fd)
@@ -591,8 +583,8 @@ static void probe_child(const char *path, int fd)
 
 /* Reads the child's announcements until it closes the pipe or stays silent for `seconds`;
  * keeps the last line and the final report. Returns false on timeout. The silence is measured
- * on the monotonic clock from the last bytes read, so that signals (which interrupt poll) do not
- * restart it. */
+ * on the monotonic clock (hmd_wtime) from the last bytes read, so that signals (which interrupt
+ * poll) do not restart it. */
 static bool probe_listen(int fd, int seconds, char *last, size_t last_len, char *report,
                          size_t report_len)
 {
@@ -601,9 +593,9 @@ static bool probe_listen(int fd, int seconds, char *last, size_t last_len, char 
     last[0] = report[0] = '\0';
     bool in_report = false;
     size_t rlen = 0;
-    double heard = monotonic_s();
+    double heard = hmd_wtime();
     for (;;) {
-        const double left = seconds - (monotonic_s() - heard);
+        const double left = seconds - (hmd_wtime() - heard);
         if (left <= 0.0) {
             return false;
         }
@@ -622,7 +614,7 @@ static bool probe_listen(int fd, int seconds, char *last, size_t last_len, char 
         if (got <= 0) {
             return true;
         }
-        heard = monotonic_s();
+        heard = hmd_wtime();
         for (ssize_t k = 0; k < got; k++) {
             const char c = buf[k];
             if (in_report) {
