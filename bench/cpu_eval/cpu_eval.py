@@ -17,7 +17,7 @@ Cases (model, structure):
                     file says) and, for a like-for-like line, its float64 twin; halomd always
                     computes in double.
 
-- halomd: `halomd run` of a few NVE steps; the Force (DP) phase of <deffnm>.perf.json gives the
+- halomd: `halomd run` of a few NVE steps; the Force phase of <deffnm>.perf.json gives the
   time of one force evaluation (descriptor, networks, forces and virial; the neighbour list is
   built at list steps only, as in MD), and the whole step is reported too.
 - DeePMD-kit: DeepPot(model.pth).eval(coords, cell, types) (converted from the same .dp with
@@ -83,7 +83,7 @@ def halomd_run(exe, case, threads, workdir):
     sh(cmd, cwd=workdir, env=env)
     with open(os.path.join(workdir, name + ".perf.json")) as f:
         perf = json.load(f)
-    force = perf["phases"]["Force (DP)"]
+    force = perf["phases"]["Force"]
     per_eval = force["seconds"] / force["calls"]
     natoms = perf["system"]["natoms"]
     return {

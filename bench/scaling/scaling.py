@@ -95,7 +95,7 @@ def main():
                 rlist = float(perf["parameters"].get("rlist", "8") or 8)
                 natoms = perf["system"]["natoms"]
                 model = model_counts(face, vol, natoms, dd["grid"], rlist)
-                force = perf["phases"]["Force (DP)"]
+                force = perf["phases"]["Force"]
                 rows.append({
                     "mode": mode, "ranks": p, "grid": dd["grid"], "natoms": natoms,
                     "step_s": perf["performance"]["wall_s"] / perf["system"]["nsteps"],

@@ -12,7 +12,7 @@ double hmd_wtime(void)
 const char *hmd_timer_name(enum hmd_timer_phase p)
 {
     static const char *const names[HMD_TIMER_NPHASES] = {
-        "Force (DP)", "Neighbour list", "Halo", "Integrate", "Thermo", "Output",
+        "Force", "Neighbour list", "Halo", "Integrate", "Thermo", "Output",
     };
     return (p >= 0 && p < HMD_TIMER_NPHASES) ? names[p] : "?";
 }

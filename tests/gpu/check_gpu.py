@@ -445,8 +445,8 @@ def phases(halomd, data, work):
         perf = json.load(f)
     wall = perf["performance"]["wall_s"]
     t = {name: p["seconds"] for name, p in perf["phases"].items()}
-    force, nbr, out = t["Force (DP)"], t["Neighbour list"], t["Output"]
-    calls = perf["phases"]["Force (DP)"]["calls"]
+    force, nbr, out = t["Force"], t["Neighbour list"], t["Output"]
+    calls = perf["phases"]["Force"]["calls"]
     ok = force > 0.7 * wall and nbr < force / 5 and out < force / 5
     ok &= sum(t.values()) <= 1.01 * wall and calls == perf["system"]["nsteps"]
     print(f"{'ok  ' if ok else 'FAIL'} wall {wall:.3f} s: Force {force:.3f} s ({calls} calls, "
