@@ -230,7 +230,8 @@ def halomd_figures(c):
             "ns_per_day": p["ns_per_day"], "atom_steps_per_s": p["atom_steps_per_s"],
             "wall_s": p["wall_s"], "natoms": d["system"]["natoms"],
             "neighbor_builds": d["system"]["neighbor_builds"], "backend": d.get("backend"),
-            "phases": d.get("phases"), "step0_potential_eV": pe0}
+            "phases": d.get("phases"), "list_steps": d.get("list_steps"),
+            "step0_potential_eV": pe0}
 
 
 def gmx_figures(c, natoms):
