@@ -19,5 +19,5 @@ export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DHALOMD_MPI=${HALOMD_MPI:-AUTO} -DHALOMD_NETCDF=OFF \
       -DHALOMD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=$R/usr \
       -DPython3_EXECUTABLE="$(command -v python3)" > build-gpu.log
-cmake --build build-gpu -j "${JOBS:-$(nproc --all)}" >> build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
+cmake --build build-gpu -j "${JOBS:-$(nproc --all)}" ${TARGET:+--target "$TARGET"} >> build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
 echo "built: $(build-gpu/halomd -version | tr '\n' ' ')"
