@@ -517,13 +517,14 @@ void md_finish(struct md *md, double wall)
     /* list steps: ms per list step, the most over ranks */
     const struct md_list_times *l = &md->list;
     const double per = l->steps > 0 ? 1e3 / (double)l->steps : 0.0;
-    double list_ms[7] = {l->to_host_s,      l->host_s,           l->device.upload_s,
-                         l->device.halo_s,  l->device.prepare_s, l->device.rest_s,
-                         l->device.forces_s};
+    double list_ms[8] = {
+        l->to_host_s,        l->host_s,        l->device.upload_s, l->device.halo_s,
+        l->device.prepare_s, l->device.rest_s, l->device.forces_s, 0.0};
     for (int k = 0; k < 7; k++) {
         list_ms[k] *= per;
     }
-    hmd_comm_max(list_ms, 7);
+    list_ms[7] = 1e3 * l->slowest_s;
+    hmd_comm_max(list_ms, 8);
     struct hmd_perf perf = {
         .natoms = md->sys.natoms,
         .nsteps = md->step - md->first_step,
@@ -533,7 +534,7 @@ void md_finish(struct md *md, double wall)
         .nbuilds = md->fs.nbuilds,
         .list_steps = l->steps,
         .list_ms = {list_ms[0], list_ms[1], list_ms[2], list_ms[3], list_ms[4], list_ms[5],
-                    list_ms[6]},
+                    list_ms[6], list_ms[7], (long long)l->slowest_step},
         .timers = md->timers,
         .nranks = md->sys.dd.nranks,
         .grid = {md->sys.dd.grid[0], md->sys.dd.grid[1], md->sys.dd.grid[2]},

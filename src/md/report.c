@@ -136,9 +136,10 @@ void hmd_report_final(FILE *out, const struct hmd_perf *perf, const struct hmd_t
         fprintf(out,
                 "List steps (%ld), ms each, the most over ranks: first half and positions to the "
                 "host %.3f, migration and ghosts %.3f, upload %.3f, halo set-up %.3f, providers' "
-                "lists %.3f, forces and the step's end %.3f (the device's forces %.3f)\n",
+                "lists %.3f, forces and the step's end %.3f (the device's forces %.3f); the "
+                "slowest %.3f (step %lld)\n",
                 perf->list_steps, l->to_host, l->host, l->upload, l->halo, l->prepare, l->rest,
-                l->device_forces);
+                l->device_forces, l->slowest, l->slowest_step);
     }
     if (perf->halo_forwards > 0) {
         fprintf(out,
@@ -299,12 +300,13 @@ int hmd_report_perf_json(const char *path, const struct hmd_params *p, const cha
     if (perf->list_steps > 0) {
         const struct hmd_perf_list_ms *l = &perf->list_ms;
         json_object_set_new(root, "list_steps",
-                            json_pack("{s:I, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f}}", "count",
-                                      (json_int_t)perf->list_steps, "ms_each", "to_host",
+                            json_pack("{s:I, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f}, s:{s:f, s:I}}",
+                                      "count", (json_int_t)perf->list_steps, "ms_each", "to_host",
                                       l->to_host, "migration_and_ghosts", l->host, "upload",
                                       l->upload, "halo_setup", l->halo, "providers_prepare",
                                       l->prepare, "forces_and_end", l->rest, "device_forces",
-                                      l->device_forces));
+                                      l->device_forces, "slowest", "ms", l->slowest, "step",
+                                      (json_int_t)l->slowest_step));
     }
     if (perf->halo_forwards > 0) {
         json_t *h = json_object();

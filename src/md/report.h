@@ -68,6 +68,8 @@ struct hmd_perf {
     long list_steps;
     struct hmd_perf_list_ms {
         double to_host, host, upload, halo, prepare, rest, device_forces;
+        double slowest;         /* the slowest list step's whole time (ms, most over ranks) */
+        long long slowest_step; /* ... and its step on rank 0 */
     } list_ms;
     char model_hash[33]; /* XXH3-128 of the model file in hex; "" without a model */
     /* neighbours within rcut beyond sel (left out of the descriptors, hmd_forces.dropped) */

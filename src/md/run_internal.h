@@ -117,6 +117,8 @@ struct md {
         long steps;
         double to_host_s, host_s;
         struct hmd_cuda_list_times device;
+        double slowest_s;     /* the slowest list step's whole time ... */
+        int64_t slowest_step; /* ... and its step (with steps > 0) */
     } list;
     /* force evaluations that left neighbours out of the descriptors (more within rcut than sel) */
     struct {
