@@ -14,7 +14,8 @@
 #      NSTEPS (halomd steps, 5000), GMX_NSTEPS (2000), GMX_NT (OpenMP threads of gmx mdrun,
 #      all the node's cores), BACKEND (cuda), OUT (a scratch folder, kept), PY (python3),
 #      CASES (water_1536 water_12288 water_24576 water_41472 water_98304 protein),
-#      MDP_EXTRA (lines added to halomd's mdp, e.g. "nstlist = 10"), RESULT (the JSON's path).
+#      MDP_EXTRA (lines added to halomd's mdp, e.g. "nstlist = 10"), RESULT (the JSON's path),
+#      HALOMD_COMMIT (the commit recorded, else this tree's git HEAD).
 # Writes bench/results/classical_<date>_<commit>.json (or RESULT): date, commit, hardware (GPU, CPU, cores),
 # and per case the command lines, whole-step time (us/step), ns/day and atom-steps/s of each
 # program, and step 0's potential energy of both (a check that they ran the same system).
@@ -56,8 +57,12 @@ fi
 [ -x "${HALOMD:-}" ] || { echo "no halomd binary: build it or set HALOMD"; exit 1; }
 mkdir -p "$OUT" bench/results
 DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-git diff --quiet 2>/dev/null || COMMIT=$COMMIT-dirty
+if [ -n "${HALOMD_COMMIT:-}" ]; then
+  COMMIT=$HALOMD_COMMIT # the build's, where this tree's git is not the build's (a copied tree)
+else
+  COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+  git diff --quiet 2>/dev/null || COMMIT=$COMMIT-dirty
+fi
 
 # the halomd-ref model's settings, halomd's units (Å) and GROMACS's (nm)
 cat > "$OUT/halomd.mdp" <<MDP
