@@ -8,7 +8,8 @@
 # HALOMD_COMMIT names the build in its logs and perf records (`export HALOMD_COMMIT=$(git
 # rev-parse --short HEAD)` written into the node's command on the build machine): the node's
 # .git, where there is one, is a snapshot of another commit, so without it the build says
-# "unknown".
+# "unknown". TARGET: the CMake targets to build, space-separated (e.g. "halomd" for benchmark
+# calls, "halomd test_gpu_ff_twin" for the classical GPU tests too); all by default.
 set -euo pipefail
 export HALOMD_COMMIT=${HALOMD_COMMIT:-unknown}
 R=$PWD/.gpudeps
@@ -19,5 +20,5 @@ export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DHALOMD_MPI=${HALOMD_MPI:-AUTO} -DHALOMD_NETCDF=OFF \
       -DHALOMD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=$R/usr \
       -DPython3_EXECUTABLE="$(command -v python3)" > build-gpu.log
-cmake --build build-gpu -j "${JOBS:-$(nproc --all)}" ${TARGET:+--target "$TARGET"} >> build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
+cmake --build build-gpu -j "${JOBS:-$(nproc --all)}" ${TARGET:+--target $TARGET} >> build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
 echo "built: $(build-gpu/halomd -version | tr '\n' ' ')"
