@@ -23,15 +23,18 @@ printf '  "commit": "%s",\n  "date": "%s",\n  "machine": "build machine, 2 cores
     "$commit" "$(date -u +%Y-%m-%d)" >> "$json"
 printf '  "seconds_each": %s,\n  "runs_each": %s,\n  "model_dp_workers": %s,\n  "targets": {\n' \
     "$seconds" "${RUNS:-null}" "${FORK:-1}" >> "$json"
+caller_asan=${ASAN_OPTIONS:-} # run_fuzz.sh's defaults when unset
 first=1
 for t in $targets; do
     work=$out/long/$t
     extra=${RUNS:+-runs=$RUNS}
     if [ "$t" = model_dp ]; then
         extra="$extra -fork=${FORK:-1} -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"
-        export HALOMD_MODEL_PROBE=0 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16
+        export HALOMD_MODEL_PROBE=0
+        export ASAN_OPTIONS="${caller_asan:-detect_leaks=1:abort_on_error=0}:quarantine_size_mb=16"
     else
         unset HALOMD_MODEL_PROBE ASAN_OPTIONS
+        [ -z "$caller_asan" ] || export ASAN_OPTIONS="$caller_asan"
     fi
     log=$out/long_$t.log
     "$here/tests/fuzz/run_fuzz.sh" "$t" "$out" "$seconds" "$work" $extra > "$log" 2>&1 || true
