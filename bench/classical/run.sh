@@ -21,8 +21,8 @@
 # program, and step 0's potential energy of both (a check that they ran the same system).
 #
 # The boxes beyond the committed ones (1,536 and 12,288 atoms) are copies of the committed
-# 512-molecule cell (water_1536.gro) side by side, made here with the standard library (as
-# examples/water/make_water.py -n does for whole numbers of cells, without numpy): 24,576 atoms
+# 512-molecule cell (water_1536.gro) side by side, made by examples/water/replicate_cell.py (the
+# standard library only, as make_water.py -n does for whole numbers of cells): 24,576 atoms
 # = 4x2x2 cells (not a cube), 41,472 = 3x3x3, 98,304 = 4x4x4. Target (issue 28): <= 100 us per
 # step up to 24,000 atoms on one GPU.
 #
@@ -122,36 +122,7 @@ case_files() {
     water_*)
       local natoms=${1#water_}
       conf=$OUT/$1.gro top=$OUT/$1.top
-      [ -f "$conf" ] || $PY - examples/water/water_1536.gro "$natoms" "$conf" "$top" <<'PYEOF' || return 1
-# a box of nx x ny x nz copies of the committed 512-molecule cell (standard library only)
-import sys
-cell, natoms, conf, top = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-lines = open(cell).read().split("\n")
-n = int(lines[1])
-atoms = lines[2:2 + n]
-box = [float(v) for v in lines[2 + n].split()[:3]]
-reps = {1536: (1, 1, 1), 12288: (2, 2, 2), 24576: (4, 2, 2), 41472: (3, 3, 3),
-        98304: (4, 4, 4)}.get(natoms)
-if not reps:
-    sys.exit(f"no replication of the 1,536-atom cell gives {natoms} atoms")
-out, k = [], 0
-for a in range(reps[0]):
-    for b in range(reps[1]):
-        for c in range(reps[2]):
-            for i, l in enumerate(atoms):
-                x = [float(l[20 + 8 * d:28 + 8 * d]) + s * box[d] for d, s in enumerate((a, b, c))]
-                res = (k // 3) % 100000 + 1
-                out.append("%5d%-5s%5s%5d%8.3f%8.3f%8.3f" % (res, l[5:10].strip(), l[10:15].strip(),
-                                                             (k % 99999) + 1, *x))
-                k += 1
-with open(conf, "w") as f:
-    f.write(f"TIP3P water, {k // 3} molecules ({reps[0]}x{reps[1]}x{reps[2]} cells)\n{k}\n")
-    f.write("\n".join(out) + "\n")
-    f.write("%10.5f%10.5f%10.5f\n" % (box[0] * reps[0], box[1] * reps[1], box[2] * reps[2]))
-with open(top, "w") as f:
-    f.write('#include "amber99sb-ildn.ff/forcefield.itp"\n#include "amber99sb-ildn.ff/tip3p.itp"\n')
-    f.write(f"\n[ system ]\nTIP3P water, {k // 3} molecules\n\n[ molecules ]\nSOL {k // 3}\n")
-PYEOF
+      [ -f "$conf" ] || $PY examples/water/replicate_cell.py "$natoms" "$conf" "$top" || return 1
       ;;
     *) echo "unknown case $1"; return 1 ;;
   esac
