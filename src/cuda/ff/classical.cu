@@ -302,14 +302,31 @@ __device__ void parts_block(const reduce_args &a, int b)
     }
 }
 
-/* The pairs (blocks below npair_blocks) and the bonded interactions (the rest), in one launch. */
-__global__ void forces_kernel(pair_args pa, term_args ta, hmd_ff_nb nb, int npair_blocks)
+/* Blocks of pairs_kernel an SM must hold at once, a register limit for the A/B on a node (-D at
+ * build time): 0 none (90 registers, 5 blocks of 128 threads), 6 (80, 12 bytes spilled), 8 (64,
+ * 68 bytes spilled). */
+#ifndef HMD_FF_PAIR_BLOCKS_PER_SM
+#define HMD_FF_PAIR_BLOCKS_PER_SM 0
+#endif
+#if HMD_FF_PAIR_BLOCKS_PER_SM > 0
+#define HMD_FF_PAIR_BOUNDS __launch_bounds__(THREADS, HMD_FF_PAIR_BLOCKS_PER_SM)
+#else
+#define HMD_FF_PAIR_BOUNDS
+#endif
+
+/* The nonbonded pairs, one warp per centre, apart from the bonded interactions so that their
+ * register budget can be set alone: the pairs' gathers are latency-bound, and with both in one
+ * kernel (94 registers) five blocks fitted on an SM (28% occupancy, H100, 24,576 atoms). */
+__global__ void __launch_bounds__(THREADS, HMD_FF_PAIR_BLOCKS_PER_SM)
+    pairs_kernel(pair_args pa, hmd_ff_nb nb)
 {
-    if ((int)blockIdx.x < npair_blocks) {
-        pairs_block(pa, nb, blockIdx.x);
-    } else {
-        terms_block(ta, blockIdx.x - npair_blocks);
-    }
+    pairs_block(pa, nb, blockIdx.x);
+}
+
+/* The bonded interactions, a thread each. */
+__global__ void terms_kernel(term_args ta)
+{
+    terms_block(ta, blockIdx.x);
 }
 
 /* After forces_kernel: the slots gathered (blocks below ngather_blocks) and the first stage of
@@ -477,17 +494,20 @@ int prepare(void *self, const hmd_force_io *io)
     const double *hx = nullptr;
     const int64_t *hid = nullptr;
     int rc = host_atoms(c, io, &hx, &hid);
+    bool moved = false;
+    if (!rc) { /* the device's pair list first: the host makes the bonded plan meanwhile */
+        double lo[3], hi[3];
+        hmd_cuda_bounds(io->nall, hx, lo, hi);
+        rc = hmd_ff_pair_list_queue(&c.pl, io->nlocal, io->nall, io->x, io->id, lo, hi, c.rlist, s,
+                                    &moved);
+    }
     if (!rc) {
         rc = hmd_ff_plan_build_bonded(&c.plan, &c.m, io->nlocal, io->nall, io->ncount, hx, hid,
                                       io->box, c.rlist, c.atom_energies);
     }
-    bool moved = false;
-    if (!rc) {
-        double lo[3], hi[3];
-        hmd_cuda_bounds(io->nall, hx, lo, hi);
-        rc = hmd_ff_pair_list_build(&c.pl, io->nlocal, io->nall, io->x, io->id, lo, hi, c.rlist, s,
-                                    &moved);
-    }
+    const int finished =
+        hmd_ff_pair_list_finish(&c.pl, &moved); /* waited for even after an error */
+    rc = rc ? rc : finished;
     rc = rc ? rc : upload_plan(c, s);
     if (rc) {
         c.generation++;
@@ -536,8 +556,11 @@ int compute(void *self, const hmd_force_io *io)
                           ptr<double>(c.tv)};
     const int npair_blocks = (int)(((size_t)c.nlocal * 32 + THREADS - 1) / THREADS);
     const int nterm_blocks = (c.nterm + THREADS - 1) / THREADS;
-    if (npair_blocks + nterm_blocks > 0) {
-        forces_kernel<<<npair_blocks + nterm_blocks, THREADS, 0, s>>>(pa, ta, c.m.nb, npair_blocks);
+    if (npair_blocks > 0) {
+        pairs_kernel<<<npair_blocks, THREADS, 0, s>>>(pa, c.m.nb);
+    }
+    if (nterm_blocks > 0) {
+        terms_kernel<<<nterm_blocks, THREADS, 0, s>>>(ta);
     }
     if (io->atom_energy && c.ncount > 0 && c.nshare > 0) {
         shares_kernel<<<blocks(c.ncount), THREADS, 0, s>>>(

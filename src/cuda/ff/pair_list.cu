@@ -192,6 +192,26 @@ int reserve_entries(hmd_ff_pair_list *pl, int nlocal, bool *moved)
     return rc;
 }
 
+/* Queues the partner search of the pending build and the read-back of its overflow count. */
+int queue_search(hmd_ff_pair_list *pl)
+{
+    const auto &p = pl->pending;
+    find_args a = {p.nlocal,  pl->ntypes,    pl->cap,        p.rlist * p.rlist,
+                   p.x,       pl->q,         pl->c6,         pl->c12,
+                   p.id,      pl->type,      pl->excl_start, pl->excl,
+                   pl->order, pl->bin_start, pl->bin_count,  pl->group,
+                   pl->entry, pl->count,     pl->overflow};
+    HMD_CUDA_CHECK(cudaMemsetAsync(pl->overflow, 0, sizeof(int), p.stream));
+    if (p.nlocal > 0) {
+        find_partners<<<(unsigned)(((size_t)p.nlocal * 32 + 127) / 128), 128, 0, p.stream>>>(
+            a, p.grid);
+        HMD_CUDA_LAUNCHED("find_partners");
+    }
+    HMD_CUDA_CHECK(cudaMemcpyAsync(pl->overflow_host, pl->overflow, sizeof(int),
+                                   cudaMemcpyDeviceToHost, p.stream));
+    return HMD_OK;
+}
+
 } // namespace
 
 int hmd_ff_pair_list_init(struct hmd_ff_pair_list *pl, const struct hmd_ff_model *m)
@@ -212,14 +232,18 @@ int hmd_ff_pair_list_init(struct hmd_ff_pair_list *pl, const struct hmd_ff_model
     if (!rc) {
         rc = renew((void **)&pl->overflow, 0, sizeof(int), &pl->bytes);
     }
+    if (!rc) {
+        HMD_CUDA_CHECK(cudaMallocHost((void **)&pl->overflow_host, sizeof(int)));
+    }
     pl->cap = 128;
     return rc;
 }
 
-int hmd_ff_pair_list_build(struct hmd_ff_pair_list *pl, int nlocal, int nall, const double *d_x,
+int hmd_ff_pair_list_queue(struct hmd_ff_pair_list *pl, int nlocal, int nall, const double *d_x,
                            const int64_t *d_id, const double lo[3], const double hi[3],
                            double rlist, cudaStream_t stream, bool *moved)
 {
+    pl->pending.queued = false;
     grid g;
     const long ncells = hmd_cell_grid_make(&g, lo, hi, rlist);
     if (ncells > (1L << 28)) {
@@ -258,30 +282,42 @@ int hmd_ff_pair_list_build(struct hmd_ff_pair_list *pl, int nlocal, int nall, co
                                                  ncell, stream));
     HMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(pl->tmp, sort_bytes, pl->bin_of, pl->bin_sorted,
                                                    pl->order_in, pl->order, nall, 0, bits, stream));
-    for (int attempt = 0; attempt < 2; attempt++) {
-        find_args a = {nlocal,         pl->ntypes, pl->cap,   rlist * rlist, d_x,
-                       pl->q,          pl->c6,     pl->c12,   d_id,          pl->type,
-                       pl->excl_start, pl->excl,   pl->order, pl->bin_start, pl->bin_count,
-                       pl->group,      pl->entry,  pl->count, pl->overflow};
-        HMD_CUDA_CHECK(cudaMemsetAsync(pl->overflow, 0, sizeof(int), stream));
-        if (nlocal > 0) {
-            find_partners<<<(unsigned)(((size_t)nlocal * 32 + 127) / 128), 128, 0, stream>>>(a, g);
-            HMD_CUDA_LAUNCHED("find_partners");
-        }
-        int over = 0;
-        HMD_CUDA_CHECK(
-            cudaMemcpyAsync(&over, pl->overflow, sizeof(int), cudaMemcpyDeviceToHost, stream));
-        HMD_CUDA_CHECK(cudaStreamSynchronize(stream));
-        if (over == 0) {
-            return HMD_OK;
+    pl->pending = {true, nlocal, rlist, d_x, d_id, g, stream};
+    return queue_search(pl);
+}
+
+int hmd_ff_pair_list_finish(struct hmd_ff_pair_list *pl, bool *moved)
+{
+    if (!pl->pending.queued) {
+        return HMD_OK;
+    }
+    for (int attempt = 0;; attempt++) {
+        HMD_CUDA_CHECK(cudaStreamSynchronize(pl->pending.stream));
+        const int over = *pl->overflow_host;
+        if (over == 0 || attempt == 1) {
+            pl->pending.queued = false;
+            return over == 0 ? HMD_OK
+                             : hmd_error_set(HMD_ESOFTWARE, "classical force field on the GPU: "
+                                                            "the pair list still overflows after "
+                                                            "regrowing");
         }
         pl->cap = over + over / 4 + 32; /* room for the largest count, and again */
-        if ((rc = reserve_entries(pl, nlocal, moved))) {
+        int rc = reserve_entries(pl, pl->pending.nlocal, moved);
+        rc = rc ? rc : queue_search(pl);
+        if (rc) {
+            pl->pending.queued = false;
             return rc;
         }
     }
-    return hmd_error_set(HMD_ESOFTWARE, "classical force field on the GPU: the pair list still "
-                                        "overflows after regrowing");
+}
+
+int hmd_ff_pair_list_build(struct hmd_ff_pair_list *pl, int nlocal, int nall, const double *d_x,
+                           const int64_t *d_id, const double lo[3], const double hi[3],
+                           double rlist, cudaStream_t stream, bool *moved)
+{
+    const int rc =
+        hmd_ff_pair_list_queue(pl, nlocal, nall, d_x, d_id, lo, hi, rlist, stream, moved);
+    return rc ? rc : hmd_ff_pair_list_finish(pl, moved);
 }
 
 void hmd_ff_pair_list_free(struct hmd_ff_pair_list *pl)
@@ -293,5 +329,6 @@ void hmd_ff_pair_list_free(struct hmd_ff_pair_list *pl)
                     (void *)pl->order, (void *)pl->bin_count, (void *)pl->bin_start, pl->tmp}) {
         cudaFree(p);
     }
+    cudaFreeHost(pl->overflow_host);
     *pl = hmd_ff_pair_list{};
 }

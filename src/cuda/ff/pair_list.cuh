@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cuda/nbr/cell_grid.cuh"
+
 extern "C" {
 #include "ff/ff_model.h"
 }
@@ -47,17 +49,39 @@ struct hmd_ff_pair_list {
     int *bin_count, *bin_start;    /* [cap_bins] */
     void *tmp;
     size_t tmp_bytes;
-    size_t bytes; /* device memory held */
+    size_t bytes;       /* device memory held */
+    int *overflow_host; /* pinned: the largest count beyond cap, read back */
+    /* the search queued by hmd_ff_pair_list_queue, for hmd_ff_pair_list_finish */
+    struct {
+        bool queued;
+        int nlocal;
+        double rlist;
+        const double *x;
+        const int64_t *id;
+        hmd_cell_grid grid;
+        cudaStream_t stream;
+    } pending;
 };
 
 /* Uploads the model's per-atom tables (synchronously). Returns HMD_OK, HMD_ESOFTWARE (CUDA). */
 int hmd_ff_pair_list_init(struct hmd_ff_pair_list *pl, const struct hmd_ff_model *m);
 
-/* Builds the list of the nlocal centres among the nall atoms at d_x [nall][3] (device) with
- * global ids d_id [nall] (device), within rlist (Å), bounding box lo/hi of the positions (Å,
- * from the host's copy), queued on `stream` and waited for (the overflow check reads back one
- * int). Grows the arrays when needed; *moved is set when any array the compute reads was
- * reallocated (a recorded graph is then stale). Returns HMD_OK, HMD_ESOFTWARE (CUDA). */
+/* Queues on `stream` the build of the list of the nlocal centres among the nall atoms at d_x
+ * [nall][3] (device) with global ids d_id [nall] (device), within rlist (Å), bounding box lo/hi
+ * of the positions (Å, from the host's copy), and the read-back of its overflow count; returns
+ * without waiting, so that the host can work meanwhile. d_x and d_id must stay as they are
+ * until hmd_ff_pair_list_finish, which must come before the list is read. Grows the arrays
+ * when needed; *moved is set when any array the compute reads was reallocated (a recorded graph
+ * is then stale). Returns HMD_OK, HMD_ECONFIG (more than 2^28 cells), HMD_ESOFTWARE (CUDA). */
+int hmd_ff_pair_list_queue(struct hmd_ff_pair_list *pl, int nlocal, int nall, const double *d_x,
+                           const int64_t *d_id, const double lo[3], const double hi[3],
+                           double rlist, cudaStream_t stream, bool *moved);
+
+/* Waits for the queued build; where a centre had more partners than room, grows the rows
+ * (*moved set) and searches again. Without a queued build, HMD_OK at once. */
+int hmd_ff_pair_list_finish(struct hmd_ff_pair_list *pl, bool *moved);
+
+/* hmd_ff_pair_list_queue, then hmd_ff_pair_list_finish. */
 int hmd_ff_pair_list_build(struct hmd_ff_pair_list *pl, int nlocal, int nall, const double *d_x,
                            const int64_t *d_id, const double lo[3], const double hi[3],
                            double rlist, cudaStream_t stream, bool *moved);
