@@ -317,8 +317,7 @@ __device__ void parts_block(const reduce_args &a, int b)
 /* The nonbonded pairs, one warp per centre, apart from the bonded interactions so that their
  * register budget can be set alone: the pairs' gathers are latency-bound, and with both in one
  * kernel (94 registers) five blocks fitted on an SM (28% occupancy, H100, 24,576 atoms). */
-__global__ void __launch_bounds__(THREADS, HMD_FF_PAIR_BLOCKS_PER_SM)
-    pairs_kernel(pair_args pa, hmd_ff_nb nb)
+__global__ void HMD_FF_PAIR_BOUNDS pairs_kernel(pair_args pa, hmd_ff_nb nb)
 {
     pairs_block(pa, nb, blockIdx.x);
 }
@@ -329,8 +328,8 @@ __global__ void terms_kernel(term_args ta)
     terms_block(ta, blockIdx.x);
 }
 
-/* After forces_kernel: the slots gathered (blocks below ngather_blocks) and the first stage of
- * the energy and virial reduction (the RED_BLOCKS others), in one launch. */
+/* After pairs_kernel and terms_kernel: the slots gathered (blocks below ngather_blocks) and the
+ * first stage of the energy and virial reduction (the RED_BLOCKS others), in one launch. */
 __global__ void sums_kernel(gather_args ga, reduce_args ra, int ngather_blocks)
 {
     if ((int)blockIdx.x < ngather_blocks) {
