@@ -302,11 +302,13 @@ __device__ void parts_block(const reduce_args &a, int b)
     }
 }
 
-/* Blocks of pairs_kernel an SM must hold at once, a register limit for the A/B on a node (-D at
- * build time): 0 none (90 registers, 5 blocks of 128 threads), 6 (80, 12 bytes spilled), 8 (64,
- * 68 bytes spilled). */
+/* Blocks of pairs_kernel an SM must hold at once, a register limit (-D at build time for an A/B):
+ * 0 none (90 registers, 5 blocks of 128 threads), 6 (80, 12 bytes spilled), 8 (64, 68 bytes
+ * spilled). 8 by default: the kernel's latency-bound gathers gain more from the occupancy than
+ * the spills cost (H200, 20 steps of 24,576 atoms under ncu: 2,161 us with none, 1,870 with 6,
+ * 1,682 with 8; bench/results/classical_ab_2026-12-07_b359012.json). */
 #ifndef HMD_FF_PAIR_BLOCKS_PER_SM
-#define HMD_FF_PAIR_BLOCKS_PER_SM 0
+#define HMD_FF_PAIR_BLOCKS_PER_SM 8
 #endif
 #if HMD_FF_PAIR_BLOCKS_PER_SM > 0
 #define HMD_FF_PAIR_BOUNDS __launch_bounds__(THREADS, HMD_FF_PAIR_BLOCKS_PER_SM)
