@@ -95,6 +95,9 @@ probe() { # probe TAG MODEL.pth DATA TMAP: step 0 on 1 rank; prints "gpu" or why
   else echo "exit $rc: $(grep -m2 -i -E "error|cannot|not found|what\(\)|exception|terminate" "$o" | tr '\n' ' ' | cut -c1-300)"
   fi
 }
+oom() { # oom TAG: whether probe TAG ran out of GPU memory (PyTorch's path ends in an NVML assert here)
+  grep -q -i -E "out of memory|CUDACachingAllocator" "$T/probe/$1.out"
+}
 one() { # one NAME NP MODEL.pth DATA TMAP STEPS LABEL
   local name=$1 np=$2 tmo
   tmo=$(($(left) - 15))
@@ -129,7 +132,6 @@ while read -r name model conf steps settings; do
   python3 bench/multi_gpu/gro2lmp.py "$conf" $T/$name.data --type-map $tmap || continue
   label=$([ $c = yes ] && echo compressed || echo networks)
   tag=$name ok=$(probe "$name" "$m" $T/$name.data "$tmap")
-  oom() { grep -q -i -E "out of memory|CUDACachingAllocator" "$T/probe/$1.out"; }
   if [ "$ok" != gpu ] && [ $c = yes ] && [[ "$ok" != *"no GPU"* ]] && ! oom "$name"; then  # the tabulation ops?
     echo "   compressed model: $ok; the networks instead"
     m=$(pth "$model" no) label="networks (compressed: $ok)"
